@@ -1,0 +1,219 @@
+"""Evaluate one candidate against one reference and print correctness and speedup.
+
+    uv run python scripts/run_and_check.py ref_origin=local \
+        ref_arch_src_path=src/kernelbench/prompts/model_ex_add.py \
+        kernel_src_path=src/kernelbench/prompts/model_new_ex_add.py \
+        eval_mode=local reward_hardening_mode=enforce reward_hardening_policy=source_strict
+
+Upstream keys and defaults, plus ``dataset_path``, ``device`` (``cuda``/``cpu``),
+``reward_hardening_mode`` (off/audit/enforce), ``reward_hardening_policy``,
+``measure_torch_compile`` (default: on for CUDA, off for CPU), ``allow_tf32`` and
+``output_file`` (write the result record as JSON).  The candidate and the reference
+timings each run in a disposable worker process.
+"""
+
+from __future__ import annotations
+
+import _bootstrap  # noqa: F401
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from pydra import REQUIRED
+
+from kernelbench.cli import ConfigError, KBConfig, cli_main
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class ScriptConfig(KBConfig):
+    BOOL_KEYS = ("verbose", "measure_performance", "clear_cache", "check_kernel", "allow_tf32")
+    INT_KEYS = ("num_correct_trials", "num_perf_trials")
+    OPTIONAL_INT_KEYS = ("level", "problem_id")
+    FLOAT_KEYS = ("timeout",)
+    CHOICES = {
+        "ref_origin": ("local", "kernelbench"),
+        "dataset_src": ("local", "huggingface"),
+        "eval_mode": ("local", "modal"),
+        "timing_method": ("cuda_event", "do_bench", "do_bench_impl", "host_time"),
+        "backend": ("cuda", "triton", "cute", "tilelang", "thunderkittens", "hip"),
+        "precision": ("fp32", "fp16", "bf16"),
+        "reward_hardening_mode": ("off", "audit", "enforce"),
+        "reward_hardening_policy": ("source_strict", "practical"),
+    }
+
+    def __init__(self):
+        self.ref_origin = REQUIRED
+        self.ref_arch_src_path = ""
+        self.dataset_src = "huggingface"
+        self.dataset_name = "ScalingIntelligence/KernelBench"
+        self.dataset_path = None
+        self.level = None
+        self.problem_id = None
+        self.kernel_src_path = ""
+        self.eval_mode = "local"
+        self.gpu = "L40S"
+        self.num_correct_trials = 5
+        self.num_perf_trials = 100
+        self.timeout = 300
+        self.verbose = False
+        self.measure_performance = True
+        self.measure_torch_compile = None
+        self.timing_method = "cuda_event"
+        self.build_dir_prefix = ""
+        self.clear_cache = False
+        self.gpu_arch = ["Ada"]
+        self.precision = "fp32"
+        self.backend = "cuda"
+        self.check_kernel = True
+        self.device = "cuda"
+        self.reward_hardening_mode = "off"
+        self.reward_hardening_policy = "source_strict"
+        self.allow_tf32 = False
+        self.output_file = None
+
+    def validate(self):
+        device = str(self.device).strip().lower()
+        if device not in ("cuda", "cpu") and not device.startswith("cuda:"):
+            raise ConfigError("device", f"got {self.device!r}; accepted values: cuda, cpu")
+        self.device = device
+        if self.reward_hardening_mode != "off" and self.eval_mode != "local":
+            raise ConfigError("eval_mode", "reward_hardening_mode=audit|enforce requires eval_mode=local")
+        if self.eval_mode == "modal":
+            raise ConfigError("eval_mode", "modal execution is not available in KernelGuard; use eval_mode=local")
+        if not self.kernel_src_path:
+            raise ConfigError("kernel_src_path", "is required")
+        if self.ref_origin == "local" and not self.ref_arch_src_path:
+            raise ConfigError("ref_arch_src_path", "is required when ref_origin=local")
+        if self.ref_origin == "kernelbench" and (self.level is None or self.problem_id is None):
+            raise ConfigError("level", "level and problem_id are required when ref_origin=kernelbench")
+        if self.measure_torch_compile is not None:
+            from kernelbench.cli import parse_bool
+
+            self.measure_torch_compile = parse_bool("measure_torch_compile", self.measure_torch_compile)
+
+
+def _resolve(path: str) -> Path:
+    p = Path(path)
+    return p if p.is_absolute() or p.exists() else REPO_ROOT / p
+
+
+def _load_reference(cfg) -> tuple[str, str]:
+    if cfg.ref_origin == "local":
+        path = _resolve(cfg.ref_arch_src_path)
+        return path.name, path.read_text()
+    from kernelbench.dataset import construct_kernelbench_dataset
+
+    ds = construct_kernelbench_dataset(cfg.level, source=cfg.dataset_src, dataset_name=cfg.dataset_name,
+                                       base_path=cfg.dataset_path)
+    problem = ds.get_problem_by_id(cfg.problem_id)
+    return problem.name, problem.code
+
+
+def _static_check(cfg, kernel_src: str) -> bool:
+    try:
+        from kernelbench.kernel_static_checker import validate_kernel_static
+    except ImportError:
+        return True
+    valid, errors, warnings = validate_kernel_static(kernel_src, backend=cfg.backend, precision=cfg.precision)
+    for w in warnings:
+        print(f"[static check] warning: {w}")
+    for e in errors:
+        print(f"[static check] error: {e}")
+    return valid
+
+
+def main(cfg: ScriptConfig) -> int:
+    ref_name, ref_src = _load_reference(cfg)
+    kernel_src = _resolve(cfg.kernel_src_path).read_text()
+
+    if cfg.reward_hardening_mode != "off":
+        from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
+
+        hcfg = HardeningConfig.from_script_config(cfg)
+        record = evaluate_hardened(ref_src, kernel_src, hcfg)
+        text = json.dumps(record, indent=2)
+        print(text)
+        rh = record["reward_hardening"]
+        print(f"[KernelGuard] integrity_status={rh['integrity_status']} verified_runtime={rh['verified_runtime']} "
+              f"verified_reference_runtime={rh['verified_reference_runtime']} findings="
+              f"{','.join(f['code'] for f in rh['findings']) or '-'}")
+        if cfg.output_file:
+            from kernelbench.runs import atomic_write_json
+
+            atomic_write_json(cfg.output_file, record, indent=2)
+        return 0
+
+    import torch
+
+    if cfg.device.startswith("cuda") and not torch.cuda.is_available():
+        print("error: CUDA is not available; pass device=cpu to run on the CPU", file=sys.stderr)
+        return 2
+    if cfg.check_kernel and not _static_check(cfg, kernel_src):
+        print("error: the static checker rejected the kernel (set check_kernel=False to skip)", file=sys.stderr)
+        return 1
+    device = "cuda:0" if cfg.device == "cuda" else cfg.device
+    if device.startswith("cuda"):
+        from kernelbench.utils import set_gpu_arch
+
+        set_gpu_arch(cfg.gpu_arch)
+    from kernelbench.procs import run_oneshot
+
+    build_dir = (Path(cfg.build_dir_prefix) if cfg.build_dir_prefix else REPO_ROOT) / "test_build" / \
+        __import__("hashlib").sha256(kernel_src.encode()).hexdigest()[:16]
+    if cfg.clear_cache:
+        import shutil
+
+        shutil.rmtree(build_dir, ignore_errors=True)
+    os.makedirs(build_dir, exist_ok=True)
+    timing_method = cfg.timing_method if device.startswith("cuda") else "host_time"
+    out = run_oneshot("kernelbench.batch:evaluate_single_sample", dict(
+        ref_code=ref_src, kernel_code=kernel_src, device=device, build_dir=str(build_dir),
+        num_correct_trials=cfg.num_correct_trials, num_perf_trials=cfg.num_perf_trials,
+        measure_performance=cfg.measure_performance, timing_method=timing_method, backend=cfg.backend,
+        precision=cfg.precision, verbose=cfg.verbose), timeout=cfg.timeout,
+        workspace=str(build_dir / "workspace"), log_path=str(build_dir / "worker.log"))
+    result = out["result"] if out["ok"] else {"compiled": False, "correctness": False, "runtime": -1.0,
+                                               "metadata": {"error": out["error"]}}
+    print("[eval] result:", json.dumps(result, indent=2))
+
+    compile_too = cfg.measure_torch_compile if cfg.measure_torch_compile is not None else device.startswith("cuda")
+    ref_times: dict[str, dict | None] = {}
+    variants = [("eager", False)] + ([("torch.compile", True)] if compile_too else [])
+    for label, use_compile in variants:
+        ws = tempfile.mkdtemp(prefix="kb_ref_")
+        r = run_oneshot(
+            "kernelbench.timing:measure_ref_program_time",
+            dict(ref_arch_name=ref_name, ref_arch_src=ref_src, num_trials=cfg.num_perf_trials,
+                 timing_method=timing_method, use_torch_compile=use_compile, device=device,
+                 precision=cfg.precision), timeout=cfg.timeout, workspace=ws)
+        ref_times[label] = r["result"] if r["ok"] else None
+
+    kernel_ms = result.get("runtime", -1.0)
+    print("=" * 60)
+    for label, stats in ref_times.items():
+        print(f"[timing] reference {label}: {stats['mean'] if stats else 'failed'} ms")
+    print(f"[timing] custom kernel: {kernel_ms} ms")
+    out_record = {"kernel": result, "reference": ref_times}
+    if result.get("correctness") and kernel_ms and kernel_ms > 0:
+        for label, stats in ref_times.items():
+            if stats and stats.get("mean", -1) > 0:
+                speedup = stats["mean"] / kernel_ms
+                out_record[f"speedup_vs_{label}"] = speedup
+                print(f"[speedup] vs {label}: {speedup:.2f}x")
+    else:
+        print("[speedup] not computed: the kernel is not correct")
+    if cfg.output_file:
+        from kernelbench.runs import atomic_write_json
+
+        atomic_write_json(cfg.output_file, out_record, indent=2)
+    return 0
+
+
+entry = cli_main(ScriptConfig)(main)
+
+if __name__ == "__main__":
+    sys.exit(entry() or 0)

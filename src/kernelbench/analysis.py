@@ -1,0 +1,570 @@
+"""Run analysis: upstream fast_p next to the integrity-checked verified_fast_p.
+
+Used by ``scripts/benchmark_eval_analysis.py`` and by the tests.  Two metric
+families are computed side by side and never mixed:
+
+Upstream metrics (exactly as KernelBench's ``benchmark_eval_analysis.py``)
+    Only the record with ``sample_id == 0`` of each problem is used (more than one
+    such record is an error); dataset problems without one count as not compiled,
+    incorrect, runtime ``-1.0``.  Problems are aligned with the baseline JSON by file
+    name under ``level{L}``; problems missing from the baseline (absent, ``null`` or
+    without a numeric ``mean``) are skipped with a warning and ``n`` is the number
+    aligned.  ``fast_p`` uses :func:`kernelbench.score.fastp` on the upstream fields
+    ``correctness`` and ``runtime``.  They come from ``eval_results.json``; only when
+    that file is absent are they read from the same upstream fields of
+    ``verified_eval_results.json`` (``fast_p_source`` says which).
+
+Verified metrics (only when a verified results file exists)
+    A problem counts only if its sample-0 record's ``reward_hardening`` block has
+    ``integrity_status == "PASS"``, a positive finite ``verified_runtime`` (ms), and
+    does not contradict itself (``verified`` / ``verified_correctness`` not
+    ``false``).  Its speedup is ``baseline mean / verified_runtime``; everything
+    else (FAIL, SUSPICIOUS, UNSUPPORTED, missing records or blocks) contributes
+    nothing.  ``verified_fast_p`` uses the same aligned problems, the same
+    denominator ``n`` and the same strict ``> p`` thresholds as ``fast_p``, so the
+    two columns are directly comparable and ``verified_fast_p <= fast_p`` whenever
+    both come from the same candidates.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from kernelbench.score import fastp, geometric_mean_speed_ratio_correct_only
+
+__all__ = [
+    "AnalysisError",
+    "FAST_P_THRESHOLDS",
+    "INTEGRITY_STATUSES",
+    "MISSING_STATUS",
+    "TOP_FINDING_CODES_LIMIT",
+    "align_with_baseline",
+    "analyze_run",
+    "analyze_run_files",
+    "counts_as_verified",
+    "fast_p_key",
+    "format_report",
+    "integrity_status_of",
+    "level_baseline_means",
+    "load_json_file",
+    "load_problem_names",
+    "pass_at_k_block",
+    "plot_fast_p",
+    "repo_root",
+    "resolve_repo_path",
+    "select_sample0",
+]
+
+FAST_P_THRESHOLDS: tuple[float, ...] = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
+INTEGRITY_STATUSES: tuple[str, ...] = ("PASS", "FAIL", "SUSPICIOUS", "UNSUPPORTED")
+MISSING_STATUS = "MISSING"
+TOP_FINDING_CODES_LIMIT = 10
+
+EVAL_RESULTS_NAME = "eval_results.json"
+VERIFIED_RESULTS_NAME = "verified_eval_results.json"
+PASS_AT_K_NAME = "pass_at_k_results.json"
+
+Warn = Callable[[str], None]
+
+
+class AnalysisError(ValueError):
+    """Inputs that cannot be analysed (missing or malformed files, empty dataset)."""
+
+
+# ----------------------------------------------------------------------------- paths
+
+
+def repo_root() -> Path:
+    """The source checkout this package lives in (``<repo>/src/kernelbench/..``)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def resolve_repo_path(path: str | os.PathLike, root: str | os.PathLike | None = None) -> Path:
+    """``~`` expanded; a relative path is taken relative to ``root`` (the repo root)."""
+    p = Path(os.path.expanduser(str(path)))
+    if p.is_absolute():
+        return p
+    return Path(root if root is not None else repo_root()) / p
+
+
+def fast_p_key(p: float) -> str:
+    """JSON key of a threshold, as upstream writes it: ``str(float(p))``."""
+    return str(float(p))
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def load_json_file(path: str | os.PathLike, what: str) -> Any:
+    path = Path(path)
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise AnalysisError(f"{what} does not exist: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise AnalysisError(f"{what} is not valid JSON ({path}): {exc}") from None
+    except OSError as exc:
+        raise AnalysisError(f"cannot read {what} {path}: {exc}") from None
+
+
+def load_problem_names(level: int, dataset_path: str | os.PathLike | None = None) -> dict[int, str]:
+    """Problem id -> file name (with ``.py``) of the local dataset of ``level``.
+
+    Upstream always uses the local dataset here (HF names lack ``.py`` and would not
+    match the baseline).  ``dataset_path`` is passed to
+    ``construct_kernelbench_dataset(level, source="local", base_path=...)``; None
+    means the dataset module's default (``<repo>/KernelBench``), ``"demo"`` the
+    bundled demo tasks.
+    """
+    from kernelbench.dataset import construct_kernelbench_dataset
+
+    base = None if dataset_path is None else str(dataset_path)
+    try:
+        dataset = construct_kernelbench_dataset(level, source="local", base_path=base)
+        names = {int(pid): str(dataset.get_problem_by_id(pid).name) for pid in dataset.get_problem_ids()}
+    except (OSError, ValueError, KeyError) as exc:
+        raise AnalysisError(f"cannot load the level {level} dataset ({base or 'default path'}): {exc}") from None
+    if not names:
+        raise AnalysisError(f"the level {level} dataset ({base or 'default path'}) has no problems")
+    return names
+
+
+def select_sample0(results: Any, source: str, warn: Warn | None = None) -> dict[int, dict]:
+    """Problem id -> its ``sample_id == 0`` record (upstream: other samples are ignored).
+
+    ``results`` is a parsed ``eval_results.json``-style object.  More than one
+    sample-0 record for a problem is an error, as upstream's assert; a problem with
+    none is simply absent from the returned mapping.
+    """
+    if not isinstance(results, Mapping):
+        raise AnalysisError(f"{source}: expected a JSON object keyed by problem id")
+    selected: dict[int, dict] = {}
+    for key, samples in results.items():
+        try:
+            pid = int(str(key).strip())
+        except ValueError:
+            if warn:
+                warn(f"{source}: ignoring non-numeric problem key {key!r}")
+            continue
+        if not isinstance(samples, list):
+            raise AnalysisError(f"{source}: problem {key}: expected a list of sample records")
+        zero = [r for r in samples if isinstance(r, Mapping) and _is_sample_zero(r.get("sample_id"))]
+        if len(zero) > 1:
+            raise AnalysisError(f"{source}: problem {key} has {len(zero)} records with sample_id 0")
+        if zero:
+            selected[pid] = dict(zero[0])
+    return selected
+
+
+def _is_sample_zero(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0
+
+
+def _flag(value: Any) -> bool:
+    """Upstream compares ``== True``; strings such as ``"false"`` are not true."""
+    return value is True or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == 1)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _runtime(record: Mapping | None) -> float:
+    value = _number(record.get("runtime")) if record else None
+    return -1.0 if value is None else value
+
+
+def level_baseline_means(baseline: Any, level: int, source: str = "baseline") -> dict[str, float | None]:
+    """File name -> baseline ``mean`` (ms) under ``level{L}``; None for unusable entries.
+
+    A JSON ``null`` entry (a failed baseline measurement) or one without a finite
+    numeric ``mean`` maps to None and is later treated as missing.
+    """
+    if not isinstance(baseline, Mapping):
+        raise AnalysisError(f"{source}: expected a JSON object with level keys")
+    key = f"level{level}"
+    section = baseline.get(key)
+    if section is None:
+        raise AnalysisError(f"{source}: no '{key}' section (found: {', '.join(map(str, baseline)) or 'none'})")
+    if not isinstance(section, Mapping):
+        raise AnalysisError(f"{source}: '{key}' is not an object")
+    means: dict[str, float | None] = {}
+    for name, entry in section.items():
+        mean = _number(entry.get("mean")) if isinstance(entry, Mapping) else None
+        means[str(name)] = mean
+    return means
+
+
+def align_with_baseline(
+    problem_names: Mapping[int, str], baseline_means: Mapping[str, float | None], warn: Warn | None = None
+) -> list[tuple[int, str, float]]:
+    """``(pid, name, baseline_mean)`` for each problem with a usable baseline, by pid."""
+    aligned: list[tuple[int, str, float]] = []
+    for pid in sorted(problem_names):
+        name = problem_names[pid]
+        if name not in baseline_means:
+            if warn:
+                warn(f"problem {pid} ({name}) is not in the baseline; skipped")
+            continue
+        mean = baseline_means[name]
+        if mean is None:
+            if warn:
+                warn(f"problem {pid} ({name}) has a null or non-numeric baseline entry; skipped")
+            continue
+        aligned.append((pid, name, mean))
+    return aligned
+
+
+# ----------------------------------------------------------------------------- integrity
+
+
+def integrity_status_of(record: Mapping | None) -> str:
+    """The record's ``reward_hardening.integrity_status``, or ``MISSING`` when it has none."""
+    if not isinstance(record, Mapping):
+        return MISSING_STATUS
+    block = record.get("reward_hardening")
+    if not isinstance(block, Mapping):
+        return MISSING_STATUS
+    status = block.get("integrity_status")
+    if not isinstance(status, str) or not status.strip():
+        return MISSING_STATUS
+    return status.strip()
+
+
+def _verified_runtime(record: Mapping | None) -> float | None:
+    """The trusted runtime (ms) if the record counts for verified metrics, else None."""
+    if integrity_status_of(record) != "PASS":
+        return None
+    block = record["reward_hardening"]  # type: ignore[index]
+    if block.get("verified") is False or block.get("verified_correctness") is False:
+        return None
+    runtime = _number(block.get("verified_runtime"))
+    if runtime is None or runtime <= 0:
+        return None
+    return runtime
+
+
+def counts_as_verified(record: Mapping | None) -> bool:
+    """PASS, a positive finite ``verified_runtime``, and no ``verified``/``verified_correctness`` false."""
+    return _verified_runtime(record) is not None
+
+
+def _finding_codes(record: Mapping | None) -> set[str]:
+    if not isinstance(record, Mapping):
+        return set()
+    block = record.get("reward_hardening")
+    findings = block.get("findings") if isinstance(block, Mapping) else None
+    if not isinstance(findings, list):
+        return set()
+    return {
+        str(f["code"]) for f in findings if isinstance(f, Mapping) and isinstance(f.get("code"), str) and f["code"]
+    }
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def pass_at_k_block(data: Any) -> dict | None:
+    """Upstream's ``pass_at_k`` output entry: ``{metadata, averages}`` of pass_at_k_results.json."""
+    if not isinstance(data, Mapping):
+        return None
+    return {"metadata": data.get("metadata", {}), "averages": data.get("averages", {})}
+
+
+def analyze_run(
+    *,
+    run_name: str,
+    level: int,
+    hardware: str,
+    baseline: str,
+    problem_names: Mapping[int, str],
+    baseline_results: Any,
+    eval_results: Any | None = None,
+    verified_results: Any | None = None,
+    pass_at_k_results: Any | None = None,
+    warn: Warn | None = None,
+) -> dict[str, Any]:
+    """Compute the analysis dictionary from already-parsed inputs (no file access).
+
+    ``eval_results`` drives the upstream metrics; when it is None they are taken
+    from the upstream fields of ``verified_results``.  Verified keys are present
+    only when ``verified_results`` is given.
+    """
+    if eval_results is None and verified_results is None:
+        raise AnalysisError("no results to analyse (neither eval nor verified results)")
+    if not problem_names:
+        raise AnalysisError(f"the level {level} dataset has no problems")
+    problem_ids = sorted(problem_names)
+    known = set(problem_ids)
+
+    upstream_source = EVAL_RESULTS_NAME if eval_results is not None else VERIFIED_RESULTS_NAME
+    upstream_raw = eval_results if eval_results is not None else verified_results
+    upstream = select_sample0(upstream_raw, upstream_source, warn)
+    verified = select_sample0(verified_results, VERIFIED_RESULTS_NAME, warn) if verified_results is not None else None
+
+    for source, selected in ((upstream_source, upstream), (VERIFIED_RESULTS_NAME, verified)):
+        extra = sorted(set(selected or {}) - known)
+        if extra and warn:
+            warn(f"{source}: problem ids not in the level {level} dataset are ignored: {extra}")
+
+    # Rates over the dataset, missing problems filled as not compiled / incorrect / -1.
+    total_count = len(problem_ids)
+    total_eval = sum(1 for pid in problem_ids if pid in upstream)
+    compiled_count = sum(1 for pid in problem_ids if _flag(upstream.get(pid, {}).get("compiled")))
+    correct_count = sum(1 for pid in problem_ids if _flag(upstream.get(pid, {}).get("correctness")))
+
+    means = level_baseline_means(baseline_results, level, "baseline")
+    aligned = align_with_baseline(problem_names, means, warn)
+    n = len(aligned)
+    baseline_speed = [mean for _, _, mean in aligned]
+    is_correct = [_flag(upstream.get(pid, {}).get("correctness")) for pid, _, _ in aligned]
+    actual_speed = [_runtime(upstream.get(pid)) for pid, _, _ in aligned]
+
+    result: dict[str, Any] = {
+        "run_name": run_name,
+        "level": level,
+        "hardware": hardware,
+        "baseline": baseline,
+        "total_count": total_count,
+        "total_eval": total_eval,
+        "compiled_count": compiled_count,
+        "correct_count": correct_count,
+        "compilation_rate": compiled_count / total_count,
+        "correctness_rate": correct_count / total_count,
+        "geo_mean_speedup": geometric_mean_speed_ratio_correct_only(is_correct, baseline_speed, actual_speed, n),
+        "fast_p": {fast_p_key(p): fastp(is_correct, baseline_speed, actual_speed, n, p) for p in FAST_P_THRESHOLDS},
+        "aligned_count": n,
+        "fast_p_source": upstream_source,
+    }
+    if pass_at_k_results is not None:
+        block = pass_at_k_block(pass_at_k_results)
+        if block is not None:
+            result["pass_at_k"] = block
+        elif warn:
+            warn(f"{PASS_AT_K_NAME} is not a JSON object; ignored")
+
+    if verified is not None:
+        result.update(_verified_metrics(problem_ids, verified, aligned))
+    return result
+
+
+def _verified_metrics(
+    problem_ids: list[int], verified: Mapping[int, dict], aligned: list[tuple[int, str, float]]
+) -> dict[str, Any]:
+    n = len(aligned)
+    baseline_speed = [mean for _, _, mean in aligned]
+    runtimes = [_verified_runtime(verified.get(pid)) for pid, _, _ in aligned]
+    is_verified = [r is not None for r in runtimes]
+    verified_speed = [r if r is not None else -1.0 for r in runtimes]
+
+    status_counts: Counter[str] = Counter({s: 0 for s in (*INTEGRITY_STATUSES, MISSING_STATUS)})
+    codes: Counter[str] = Counter()
+    verified_count = 0
+    for pid in problem_ids:
+        record = verified.get(pid)
+        status_counts[integrity_status_of(record)] += 1
+        codes.update(_finding_codes(record))
+        verified_count += counts_as_verified(record)
+    ordered_status = {s: status_counts[s] for s in (*INTEGRITY_STATUSES, MISSING_STATUS)}
+    ordered_status.update({s: c for s, c in sorted(status_counts.items()) if s not in ordered_status})
+    top = sorted(codes.items(), key=lambda item: (-item[1], item[0]))[:TOP_FINDING_CODES_LIMIT]
+
+    return {
+        "verified_count": verified_count,
+        "verified_rate": verified_count / len(problem_ids),
+        "verified_geo_mean_speedup": geometric_mean_speed_ratio_correct_only(
+            is_verified, baseline_speed, verified_speed, n
+        ),
+        "verified_fast_p": {
+            fast_p_key(p): fastp(is_verified, baseline_speed, verified_speed, n, p) for p in FAST_P_THRESHOLDS
+        },
+        "integrity_status_counts": ordered_status,
+        "top_finding_codes": [{"code": code, "count": count} for code, count in top],
+    }
+
+
+def analyze_run_files(
+    *,
+    run_name: str,
+    level: int,
+    hardware: str,
+    baseline: str,
+    baseline_file: str | os.PathLike | None = None,
+    verified_eval_file: str | os.PathLike | None = None,
+    eval_results_dir: str | os.PathLike | None = None,
+    dataset_path: str | os.PathLike | None = None,
+    root: str | os.PathLike | None = None,
+    warn: Warn | None = None,
+) -> dict[str, Any]:
+    """Locate and load a run's files, then :func:`analyze_run`.
+
+    Relative paths are resolved against ``root`` (default: the repo root), never the
+    working directory.  Defaults: results in ``<root>/runs/<run_name>/``, baseline
+    ``<root>/results/timing/<hardware>/<baseline>.json``, verified results
+    ``<run dir>/verified_eval_results.json`` (an explicit ``verified_eval_file``
+    must exist).  At least one of the two results files must exist.
+    """
+    root = Path(root) if root is not None else repo_root()
+    runs_dir = resolve_repo_path(eval_results_dir, root) if eval_results_dir is not None else root / "runs"
+    run_dir = runs_dir / str(run_name)
+    baseline_path = (
+        resolve_repo_path(baseline_file, root)
+        if baseline_file is not None
+        else root / "results" / "timing" / str(hardware) / f"{baseline}.json"
+    )
+    eval_path = run_dir / EVAL_RESULTS_NAME
+    if verified_eval_file is not None:
+        verified_path = resolve_repo_path(verified_eval_file, root)
+        if not verified_path.is_file():
+            raise AnalysisError(f"verified results file does not exist: {verified_path}")
+    else:
+        verified_path = run_dir / VERIFIED_RESULTS_NAME
+
+    has_eval, has_verified = eval_path.is_file(), verified_path.is_file()
+    if not has_eval and not has_verified:
+        raise AnalysisError(f"no {EVAL_RESULTS_NAME} or {VERIFIED_RESULTS_NAME} in {run_dir}")
+    eval_results = load_json_file(eval_path, "eval results") if has_eval else None
+    verified_results = load_json_file(verified_path, "verified eval results") if has_verified else None
+    baseline_results = load_json_file(baseline_path, "baseline file")
+
+    pass_at_k_path = run_dir / PASS_AT_K_NAME
+    pass_at_k_results = None
+    if pass_at_k_path.is_file():
+        try:
+            pass_at_k_results = load_json_file(pass_at_k_path, "pass@k results")
+        except AnalysisError as exc:
+            if warn:
+                warn(f"{exc}; ignored")
+
+    if dataset_path is not None and str(dataset_path).strip().lower() not in ("", "demo"):
+        dataset_path = resolve_repo_path(dataset_path, root)
+    problem_names = load_problem_names(level, dataset_path)
+    return analyze_run(
+        run_name=run_name,
+        level=level,
+        hardware=hardware,
+        baseline=baseline,
+        problem_names=problem_names,
+        baseline_results=baseline_results,
+        eval_results=eval_results,
+        verified_results=verified_results,
+        pass_at_k_results=pass_at_k_results,
+        warn=warn,
+    )
+
+
+# ----------------------------------------------------------------------------- output
+
+
+def _grid(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows)]
+    rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+    def line(cells: list[str]) -> str:
+        return "|" + "|".join(f" {str(c):<{w}} " for c, w in zip(cells, widths)) + "|"
+
+    out = [rule, line(headers), rule.replace("-", "=")]
+    for row in rows:
+        out += [line(row), rule]
+    return "\n".join(out)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def format_report(analysis: Mapping[str, Any]) -> str:
+    """Human-readable summary: rates, a fast_p / verified_fast_p table, integrity counts."""
+    total = analysis["total_count"]
+    has_verified = "verified_fast_p" in analysis
+    lines = [
+        "-" * 80,
+        f"Eval summary for {analysis['run_name']} (level {analysis['level']}, "
+        f"hardware {analysis['hardware']}, baseline {analysis['baseline']})",
+        "-" * 80,
+        f"Total test cases with eval results: {analysis['total_eval']} out of {total}"
+        f" (upstream metrics from {analysis['fast_p_source']})",
+        f"Successfully compiled: {analysis['compiled_count']}",
+        f"Functionally correct: {analysis['correct_count']}",
+        f"Compilation rate: {analysis['compilation_rate'] * 100:.1f}%",
+        f"Correctness rate: {analysis['correctness_rate'] * 100:.1f}%",
+        f"Problems aligned with the baseline (fast_p denominator): {analysis['aligned_count']}",
+        f"Geometric mean of speedup for correct samples: {_fmt(analysis['geo_mean_speedup'])}",
+    ]
+    if has_verified:
+        lines += [
+            f"Verified (integrity PASS with a trusted runtime): {analysis['verified_count']} out of {total}",
+            f"Geometric mean of verified speedup: {_fmt(analysis['verified_geo_mean_speedup'])}",
+        ]
+    verified_fp = analysis.get("verified_fast_p", {})
+    rows = [
+        [key, _fmt(value), _fmt(verified_fp.get(key)) if has_verified else "n/a"]
+        for key, value in analysis["fast_p"].items()
+    ]
+    lines += ["", "Fast_p results:", _grid(["p", "fast_p", "verified_fast_p"], rows)]
+    if not has_verified:
+        lines.append("(no verified_eval_results.json: verified metrics unavailable)")
+    else:
+        status_rows = [[s, str(c)] for s, c in analysis["integrity_status_counts"].items()]
+        lines += ["", "Integrity status counts:", _grid(["status", "problems"], status_rows)]
+        codes = analysis["top_finding_codes"]
+        if codes:
+            code_rows = [[c["code"], str(c["count"])] for c in codes]
+            lines += ["", "Top finding codes:", _grid(["code", "problems"], code_rows)]
+        else:
+            lines += ["", "Top finding codes: none"]
+    block = analysis.get("pass_at_k")
+    if block:
+        for title, key in (("Pass@k evaluation metadata:", "metadata"), ("Average pass@k metrics:", "averages")):
+            items = block.get(key) or {}
+            if isinstance(items, Mapping) and items:
+                lines += ["", title, _grid(["metric", "value"], [[str(k), _fmt(v)] for k, v in items.items()])]
+    return "\n".join(lines)
+
+
+def plot_fast_p(analysis: Mapping[str, Any], path: str | os.PathLike) -> Path:
+    """Write a PNG of fast_p (and verified_fast_p when present) against p.
+
+    matplotlib is imported lazily with the Agg backend (``plot`` extra / dev group).
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise AnalysisError("plotting needs matplotlib (install the 'plot' extra: uv sync --extra plot)") from None
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ps = [float(k) for k in analysis["fast_p"]]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    try:
+        ax.plot(ps, list(analysis["fast_p"].values()), marker="o", label="fast_p")
+        if "verified_fast_p" in analysis:
+            ax.plot(
+                ps, [analysis["verified_fast_p"][k] for k in analysis["fast_p"]], marker="s", label="verified_fast_p"
+            )
+        ax.set_xlabel("speedup threshold p")
+        ax.set_ylabel("fraction of problems")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(f"{analysis['run_name']} level {analysis['level']} vs {analysis['baseline']}")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(path, format="png", dpi=100)
+    finally:
+        plt.close(fig)
+    return path

@@ -1,0 +1,487 @@
+"""The original (``reward_hardening_mode=off``) evaluator, upstream-compatible.
+
+``eval_kernel_against_ref`` keeps KernelBench's signature, ``KernelExecResult``
+fields, units (milliseconds), seeding (seed 42, trial seeds drawn with
+``torch.randint`` after ``manual_seed(seed)``, weights seeded before each model is
+built) and tolerances.  Plain bugs of upstream are fixed (see ``docs/compatibility.md``):
+
+* the candidate is loaded into its **own module namespace** (a real module backed by
+  a file), so it cannot read or rebind the reference's globals such as the size
+  constants ``get_inputs`` reads;
+* only floating-point tensors are cast to the evaluation precision (int/bool inputs
+  keep their dtype);
+* errors never return ``None``: every path returns a ``KernelExecResult`` (or the
+  loader raises a clear exception);
+* ``device`` is resolved when called (``"cpu"`` accepted), not at import time;
+* timing and the excessive-speedup check run under ``torch.no_grad()`` and the latter
+  only for correct kernels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import itertools
+import os
+import sys
+import tempfile
+import traceback
+import types
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernelbench import timing
+from kernelbench.timing import resolve_device, synchronize
+
+__all__ = [
+    "KernelExecResult",
+    "build_compile_cache",
+    "check_metadata_serializable_all_types",
+    "eval_kernel_against_ref",
+    "fetch_ref_arch_from_level_problem_id",
+    "fetch_ref_arch_from_problem_id",
+    "get_error_name",
+    "get_tolerance_for_precision",
+    "get_torch_dtype_from_string",
+    "graceful_eval_cleanup",
+    "load_custom_model",
+    "load_custom_model_with_tempfile",
+    "load_original_model_and_inputs",
+    "process_inputs",
+    "register_and_format_exception",
+    "run_and_check_correctness",
+    "set_seed",
+]
+
+_module_counter = itertools.count()
+
+
+class KernelExecResult(BaseModel):
+    """Result of one candidate evaluation.  Times are in milliseconds."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    compiled: bool = False
+    correctness: bool = False
+    metadata: dict = Field(default_factory=dict)
+    runtime: float = -1.0
+    runtime_stats: dict = Field(default_factory=dict)
+    ref_runtime: float = -1.0
+    ref_runtime_stats: dict = Field(default_factory=dict)
+
+
+class ReferenceLoadError(RuntimeError):
+    """The reference program could not be compiled or executed."""
+
+
+# --------------------------------------------------------------------------- helpers
+def get_error_name(e: BaseException) -> str:
+    return f"{type(e).__module__}.{type(e).__name__}"
+
+
+def set_seed(seed: int) -> None:
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed(seed)
+
+
+_DTYPES = {"fp32": torch.float32, "float32": torch.float32, "fp16": torch.float16,
+           "float16": torch.float16, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16}
+
+
+def get_torch_dtype_from_string(precision: str | torch.dtype) -> torch.dtype:
+    if isinstance(precision, torch.dtype):
+        return precision
+    try:
+        return _DTYPES[str(precision).lower()]
+    except KeyError:
+        raise ValueError(f"Invalid precision {precision!r}; accepted: fp32, fp16, bf16") from None
+
+
+def get_tolerance_for_precision(precision: str | torch.dtype) -> float:
+    dtype = get_torch_dtype_from_string(precision)
+    return 1e-4 if dtype == torch.float32 else 1e-2
+
+
+def _process_input_tensor(value: Any, device: Any, backend: str = "cuda", precision: torch.dtype = torch.float32) -> Any:
+    """Move a tensor to ``device``; cast only floating-point tensors (upstream #151 fixed)."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    if value.is_floating_point():
+        return value.to(device=device, dtype=precision)
+    return value.to(device=device)
+
+
+def process_inputs(values: list, device: Any, precision: torch.dtype = torch.float32, backend: str = "cuda") -> list:
+    return [_process_input_tensor(v, device, backend, precision) for v in values]
+
+
+def register_and_format_exception(exception_type: str, exception_msg: Any, metadata: dict,
+                                  verbose: bool = False, truncate: bool = False, max_length: int = 200) -> dict:
+    text = str(exception_msg)
+    if truncate and len(text) > max_length:
+        text = text[: max_length - 3] + "..."
+    metadata[exception_type] = text
+    if verbose:
+        print(f"[eval] {exception_type}: {text}")
+    return metadata
+
+
+def check_metadata_serializable_all_types(metadata: Any) -> Any:
+    """Recursively convert anything that is not JSON-serialisable to ``str``."""
+    if isinstance(metadata, dict):
+        return {str(k): check_metadata_serializable_all_types(v) for k, v in metadata.items()}
+    if isinstance(metadata, (list, tuple)):
+        return [check_metadata_serializable_all_types(v) for v in metadata]
+    if metadata is None or isinstance(metadata, (bool, int, float, str)):
+        return metadata
+    return str(metadata)
+
+
+# --------------------------------------------------------------------------- loading
+def _new_module(name_hint: str) -> types.ModuleType:
+    name = f"kernelbench_{name_hint}_{os.getpid()}_{next(_module_counter)}"
+    return types.ModuleType(name)
+
+
+def _import_source_as_module(src: str, name_hint: str, directory: str | None) -> types.ModuleType:
+    """Write ``src`` to a file and import it as a fresh module (inspect/triton need a file)."""
+    digest = hashlib.sha256(src.encode()).hexdigest()[:16]
+    directory = directory or tempfile.mkdtemp(prefix="kb_src_")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"{name_hint}_{digest}.py")
+    with open(path, "w") as fh:
+        fh.write(src)
+    mod_name = f"kernelbench_{name_hint}_{digest}_{os.getpid()}_{next(_module_counter)}"
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(mod_name, None)
+        raise
+    return module
+
+
+def load_original_model_and_inputs(model_original_src: str, context: dict | None = None):
+    """Execute the reference source; return ``(Model, get_init_inputs, get_inputs)``.
+
+    Unlike upstream (which printed and returned ``None``), failures raise
+    :class:`ReferenceLoadError`.  ``context`` receives the module globals when given.
+    """
+    module = _new_module("ref")
+    try:
+        code = compile(model_original_src, "<reference>", "exec")
+        exec(code, module.__dict__)
+    except Exception as exc:
+        raise ReferenceLoadError(f"reference failed to load: {type(exc).__name__}: {exc}") from exc
+    if context is not None:
+        context.update(module.__dict__)
+    try:
+        return module.Model, module.get_init_inputs, module.get_inputs
+    except AttributeError as exc:
+        raise ReferenceLoadError(f"reference lacks Model/get_inputs/get_init_inputs: {exc}") from exc
+
+
+def load_custom_model(model_custom_src: str, context: dict | None = None, build_directory: str | None = None):
+    """Load the candidate into its own module and return ``ModelNew`` (None if absent).
+
+    ``context`` is accepted for signature compatibility and receives the candidate's
+    globals, but the candidate never executes inside the reference's namespace.
+    """
+    if build_directory:
+        os.makedirs(build_directory, exist_ok=True)
+        os.environ["TORCH_EXTENSIONS_DIR"] = str(build_directory)
+    module = _import_source_as_module(model_custom_src, "candidate", build_directory)
+    if context is not None:
+        context.update(module.__dict__)
+        context["BUILD_DIRECTORY"] = build_directory
+    return getattr(module, "ModelNew", None)
+
+
+def load_custom_model_with_tempfile(model_custom_src: str, entry_point: str = "ModelNew"):
+    """Upstream's tempfile loader: returns ``(entry_point_object, tempfile_handle)``."""
+    tmp = tempfile.NamedTemporaryFile(mode="w", suffix=".py", delete=False)
+    tmp.write(model_custom_src)
+    tmp.flush()
+    tmp.close()
+    mod_name = f"kernelbench_tmp_{os.getpid()}_{next(_module_counter)}"
+    spec = importlib.util.spec_from_file_location(mod_name, tmp.name)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    spec.loader.exec_module(module)
+    return getattr(module, entry_point, None), tmp
+
+
+def graceful_eval_cleanup(curr_context: dict | None, device: Any, tempfile_handle: Any = None) -> None:
+    if curr_context is not None:
+        curr_context.clear()
+    try:
+        dev = resolve_device(device)
+        if dev.type == "cuda":
+            with torch.cuda.device(dev):
+                torch.cuda.empty_cache()
+                torch.cuda.reset_peak_memory_stats(dev)
+                torch.cuda.synchronize(dev)
+    except Exception:
+        pass
+    if tempfile_handle is not None:
+        try:
+            tempfile_handle.close()
+            os.remove(tempfile_handle.name)
+        except OSError:
+            pass
+
+
+def build_compile_cache(custom_model_src: str, verbose: bool = False, build_dir: str | None = None):
+    """Import the candidate once so module-level builds land in ``build_dir``.
+
+    Returns ``(ok, stdout, error)`` like upstream.
+    """
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+            load_custom_model(custom_model_src, {}, build_dir)
+        return True, buf.getvalue(), None
+    except Exception as exc:
+        return False, buf.getvalue(), f"{type(exc).__name__}: {exc}"
+
+
+# --------------------------------------------------------------------------- fetch
+def fetch_ref_arch_from_problem_id(problem_id: int, dataset: Any, with_name: bool = False):
+    problem = dataset.get_problem_by_id(problem_id)
+    if with_name:
+        return (problem.path or problem.name), problem.code
+    return problem.code
+
+
+def fetch_ref_arch_from_level_problem_id(level: int, problem_id: int, with_name: bool = False, dataset_path: Any = None):
+    from kernelbench.dataset import construct_kernelbench_dataset
+
+    dataset = construct_kernelbench_dataset(level, source="local", base_path=dataset_path)
+    return fetch_ref_arch_from_problem_id(problem_id, dataset, with_name)
+
+
+# --------------------------------------------------------------------------- correctness
+def _as_tensor_list(output: Any) -> list:
+    if isinstance(output, (list, tuple)):
+        return list(output)
+    return [output]
+
+
+def _compare_outputs(ref_out: Any, new_out: Any, tol: float, metadata: dict) -> bool:
+    refs, news = _as_tensor_list(ref_out), _as_tensor_list(new_out)
+    if len(refs) != len(news):
+        metadata["correctness_issue"] = f"Output count mismatch: Expected {len(refs)}, got {len(news)}"
+        metadata["correctness_issue_name"] = "correctness_issue"
+        return False
+    ok = True
+    max_diffs, avg_diffs = [], []
+    for r, n in zip(refs, news):
+        if not isinstance(n, torch.Tensor):
+            metadata["correctness_issue"] = f"Output is not a tensor: {type(n).__name__}"
+            metadata["correctness_issue_name"] = "correctness_issue"
+            return False
+        if r.shape != n.shape:
+            metadata["correctness_issue"] = f"Output shape mismatch: Expected {tuple(r.shape)}, got {tuple(n.shape)}"
+            metadata["correctness_issue_name"] = "correctness_issue"
+            return False
+        n_cmp = n.to(device=r.device, dtype=r.dtype) if (n.dtype != r.dtype or n.device != r.device) else n
+        if not torch.allclose(r, n_cmp, atol=tol, rtol=tol):
+            diff = (r.double() - n_cmp.double()).abs()
+            max_diffs.append(f"{diff.max().item():.6f}")
+            avg_diffs.append(f"{diff.mean().item():.6f}")
+            ok = False
+    if not ok:
+        metadata.setdefault("max_difference", []).extend(max_diffs)
+        metadata.setdefault("avg_difference", []).extend(avg_diffs)
+        metadata["correctness_issue"] = "Output mismatch"
+    return ok
+
+
+def run_and_check_correctness(
+    original_model_instance: torch.nn.Module,
+    new_model_instance: torch.nn.Module,
+    get_inputs_fn: Callable[[], list],
+    metadata: dict,
+    num_correct_trials: int,
+    verbose: bool = False,
+    seed: int = 42,
+    device: Any = None,
+    backend: str = "cuda",
+    precision: torch.dtype = torch.float32,
+) -> KernelExecResult:
+    dev = resolve_device(device)
+    dtype = get_torch_dtype_from_string(precision)
+    tol = get_tolerance_for_precision(dtype)
+    pass_count = 0
+    torch.manual_seed(seed)
+    trial_seeds = [int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(num_correct_trials)]
+    with torch.no_grad():
+        for trial, trial_seed in enumerate(trial_seeds):
+            try:
+                set_seed(trial_seed)
+                inputs = process_inputs(get_inputs_fn(), dev, dtype, backend)
+                set_seed(trial_seed)
+                model = original_model_instance.to(dev, dtype=dtype)
+                set_seed(trial_seed)
+                model_new = new_model_instance.to(dev, dtype=dtype)
+                output = model(*inputs)
+                synchronize(dev)
+                output_new = model_new(*inputs)
+                synchronize(dev)
+                if _compare_outputs(output, output_new, tol, metadata):
+                    pass_count += 1
+                elif "Output mismatch" != metadata.get("correctness_issue"):
+                    return KernelExecResult(compiled=True, correctness=False, metadata=metadata)
+                if verbose:
+                    print(f"[eval] trial {trial}: {'pass' if pass_count == trial + 1 else 'FAIL'}")
+            except Exception as exc:
+                register_and_format_exception("runtime_error", exc, metadata, verbose, truncate=True)
+                metadata["runtime_error_name"] = get_error_name(exc)
+                metadata["runtime_error_traceback"] = traceback.format_exc()
+                return KernelExecResult(compiled=True, correctness=False, metadata=metadata)
+    metadata["correctness_trials"] = f"({pass_count} / {num_correct_trials})"
+    return KernelExecResult(compiled=True, correctness=pass_count == num_correct_trials, metadata=metadata)
+
+
+# --------------------------------------------------------------------------- main entry
+_TEMPFILE_BACKENDS = {"triton", "tilelang", "cute"}
+
+
+def eval_kernel_against_ref(
+    original_model_src: str,
+    custom_model_src: str,
+    seed_num: int = 42,
+    num_correct_trials: int = 1,
+    num_perf_trials: int = 10,
+    measure_performance: bool = False,
+    timing_method: str = "cuda_event",
+    verbose: bool = False,
+    build_dir: os.PathLike | str | None = None,
+    device: Any = None,
+    backend: str = "cuda",
+    precision: torch.dtype | str = torch.float32,
+    check_for_excessive_speedup: bool = True,
+    excessive_speedup_threshold: float = 10,
+) -> KernelExecResult:
+    """Evaluate a ``ModelNew`` candidate against the reference ``Model``.
+
+    Always returns a :class:`KernelExecResult` (never ``None``).
+    """
+    dev = resolve_device(device)
+    dtype = get_torch_dtype_from_string(precision)
+    if dev.type == "cuda":
+        torch.cuda.set_device(dev)
+    metadata: dict[str, Any] = {"hardware": timing.device_name(dev), "device": str(dev)}
+    if dev.type == "cpu" and timing_method != "host_time":
+        metadata["timing_method_used"] = "host_time"
+        timing_method = "host_time"
+
+    # 1. reference
+    try:
+        Model, get_init_inputs, get_inputs = load_original_model_and_inputs(original_model_src)
+        set_seed(seed_num)
+        init_inputs = process_inputs(get_init_inputs(), dev, dtype, backend)
+        with torch.no_grad():
+            set_seed(seed_num)
+            original_model = Model(*init_inputs)
+    except Exception as exc:
+        metadata["reference_error"] = f"{type(exc).__name__}: {exc}"
+        metadata["reference_error_name"] = get_error_name(exc)
+        return KernelExecResult(compiled=False, correctness=False, metadata=metadata)
+
+    # 2. candidate build/load (own namespace); lock races are retried, not returned as None
+    build_dir = str(build_dir) if build_dir else None
+    ModelNew = None
+    for attempt in range(3):
+        try:
+            ModelNew = load_custom_model(custom_model_src, None, build_dir)
+            synchronize(dev)
+            break
+        except Exception as exc:
+            text = str(exc)
+            if attempt < 2 and ("lock" in text or "No such file or directory" in text):
+                continue
+            metadata["compilation_error_name"] = get_error_name(exc)
+            metadata["compilation_error"] = text
+            if verbose:
+                traceback.print_exc()
+            return KernelExecResult(compiled=False, correctness=False, metadata=metadata)
+    if ModelNew is None:
+        metadata["compilation_error_name"] = "SyntaxError"
+        metadata["compilation_error"] = "ModelNew is not defined in the candidate source"
+        return KernelExecResult(compiled=False, correctness=False, metadata=metadata)
+
+    # 3. instantiate
+    try:
+        with torch.no_grad():
+            set_seed(seed_num)
+            custom_model = ModelNew(*init_inputs)
+            original_model = original_model.to(dev, dtype=dtype)
+            custom_model = custom_model.to(dev, dtype=dtype)
+        synchronize(dev)
+    except Exception as exc:
+        register_and_format_exception("runtime_error", exc, metadata, verbose)
+        metadata["runtime_error_name"] = get_error_name(exc)
+        return KernelExecResult(compiled=True, correctness=False, metadata=metadata)
+
+    # 4. correctness
+    try:
+        result = run_and_check_correctness(
+            original_model, custom_model, get_inputs, metadata, num_correct_trials,
+            verbose, seed_num, dev, backend, dtype,
+        )
+    except Exception as exc:
+        register_and_format_exception("runtime_error", exc, metadata, verbose)
+        metadata["runtime_error_name"] = get_error_name(exc)
+        return KernelExecResult(compiled=True, correctness=False, metadata=metadata)
+
+    # 5. performance
+    if measure_performance and result.correctness:
+        try:
+            synchronize(dev)
+            with torch.no_grad():
+                set_seed(seed_num)
+                inputs = process_inputs(get_inputs(), dev, dtype, backend)
+                times = timing.get_timing_function(timing_method)(
+                    custom_model, inputs, num_trials=num_perf_trials, verbose=verbose, device=dev,
+                )
+            stats = timing.get_timing_stats(times, device=dev)
+            result.runtime = stats["mean"]
+            result.runtime_stats = stats
+        except Exception as exc:
+            metadata["error_during_performance"] = f"{type(exc).__name__}: {exc}"
+
+        # 6. excessive-speedup flag (correct kernels only, exception-safe)
+        if check_for_excessive_speedup and result.runtime > 0:
+            try:
+                with torch.no_grad():
+                    set_seed(seed_num)
+                    inputs = process_inputs(get_inputs(), dev, dtype, backend)
+                    ref_times = timing.get_timing_function(timing_method)(
+                        original_model, inputs, num_trials=num_perf_trials, verbose=False, device=dev,
+                    )
+                ref_stats = timing.get_timing_stats(ref_times, device=dev)
+                result.ref_runtime = ref_stats["mean"]
+                result.ref_runtime_stats = ref_stats
+                if result.ref_runtime > 0 and result.ref_runtime / result.runtime > excessive_speedup_threshold:
+                    metadata["excessive_speedup"] = True
+                    if verbose:
+                        print(f"[eval] excessive speedup {result.ref_runtime / result.runtime:.1f}x")
+            except Exception as exc:
+                metadata["error_during_reference_timing"] = f"{type(exc).__name__}: {exc}"
+
+    result.metadata = metadata
+    graceful_eval_cleanup(None, dev)
+    return result

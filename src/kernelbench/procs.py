@@ -1,0 +1,474 @@
+"""Disposable worker processes and the wire format between them and the parent.
+
+Workers are forked from a *forkserver* that has imported torch but never initialised
+CUDA, so a fresh, isolated process costs tens of milliseconds instead of the 4-6 s of
+a new interpreter (``bench/bench_hardening_overhead.py`` measures it).  Every worker
+gets its own workspace directory, a scrubbed environment, stdout/stderr redirected to
+a log file, and is killed (whole process group) when it overruns its deadline.
+
+Messages are framed bytes, never pickles: a worker may run adversarial code, and
+unpickling its replies would hand it code execution in the trusted parent.  A frame is
+``<u32 header length><JSON header><blob 0><blob 1>...`` with the blob lengths listed
+in the header; tensors travel as raw little-endian bytes plus dtype and shape.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing as mp
+import os
+import signal
+import struct
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+__all__ = [
+    "FrameError",
+    "WorkerCrashed",
+    "WorkerHandle",
+    "WorkerTimeout",
+    "ResponseTooLarge",
+    "decode_frame",
+    "encode_frame",
+    "get_context",
+    "tensor_from_wire",
+    "tensor_to_wire",
+]
+
+_HEADER_LIMIT = 16 * 1024 * 1024
+_CTX: Any = None
+
+# Environment variables a worker may inherit; everything else is dropped.
+ENV_ALLOWLIST = (
+    "PATH", "LANG", "LC_ALL", "LC_CTYPE", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES",
+    "LD_LIBRARY_PATH", "CC", "CXX", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "NVIDIA_VISIBLE_DEVICES",
+    "KERNELBENCH_DEMO_SCALE", "TRITON_CACHE_DIR", "TRITON_PTXAS_PATH", "PYTHONHASHSEED",
+    "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
+)
+
+
+class FrameError(ValueError):
+    """A frame is malformed."""
+
+
+class WorkerTimeout(RuntimeError):
+    """The worker did not answer before its deadline."""
+
+
+class WorkerCrashed(RuntimeError):
+    """The worker exited or closed its channel before answering."""
+
+
+class ResponseTooLarge(RuntimeError):
+    """The worker's reply exceeded the response-size limit."""
+
+
+# --------------------------------------------------------------------------- framing
+def encode_frame(header: dict, blobs: list[bytes] | None = None) -> bytes:
+    blobs = blobs or []
+    header = dict(header)
+    header["_blob_sizes"] = [len(b) for b in blobs]
+    raw = json.dumps(header, allow_nan=True).encode()
+    return struct.pack("<I", len(raw)) + raw + b"".join(blobs)
+
+
+def decode_frame(data: bytes) -> tuple[dict, list[bytes]]:
+    if len(data) < 4:
+        raise FrameError("frame shorter than its length prefix")
+    (hlen,) = struct.unpack_from("<I", data, 0)
+    if hlen > _HEADER_LIMIT or 4 + hlen > len(data):
+        raise FrameError("header length out of range")
+    try:
+        header = json.loads(data[4 : 4 + hlen])
+    except ValueError as exc:
+        raise FrameError(f"header is not JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise FrameError("header is not an object")
+    sizes = header.pop("_blob_sizes", [])
+    if not isinstance(sizes, list) or not all(isinstance(s, int) and s >= 0 for s in sizes):
+        raise FrameError("bad blob sizes")
+    if 4 + hlen + sum(sizes) != len(data):
+        raise FrameError("blob sizes do not add up to the frame length")
+    blobs, pos = [], 4 + hlen
+    for s in sizes:
+        blobs.append(bytes(data[pos : pos + s]))
+        pos += s
+    return header, blobs
+
+
+SPILL_THRESHOLD = 256 * 1024
+
+
+def make_spill_dir() -> str:
+    """A private directory for large frames (in /dev/shm when the machine has it)."""
+    import tempfile
+
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    return tempfile.mkdtemp(prefix="kernelguard_spill_", dir=base)
+
+
+def send_frame(conn: Any, header: dict, blobs: list | None = None, spill_dir: str | None = None) -> None:
+    """Send a frame; blobs above ``SPILL_THRESHOLD`` go through a file in ``spill_dir``.
+
+    A socket pair moves large payloads in 64 KiB reads; a file in /dev/shm moves them at
+    memory speed.  Only the file's base name travels in the header, and the reader
+    opens it inside its own spill directory without following links.
+    """
+    blobs = blobs or []
+    total = sum(len(b) for b in blobs)
+    if spill_dir and total > SPILL_THRESHOLD:
+        import secrets
+
+        name = f"frame-{os.getpid()}-{secrets.token_hex(8)}.bin"
+        fd = os.open(os.path.join(spill_dir, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            for b in blobs:
+                fh.write(b)
+        header = dict(header)
+        header["_spill"] = name
+        header["_spill_sizes"] = [len(b) for b in blobs]
+        conn.send_bytes(encode_frame(header, []))
+    else:
+        conn.send_bytes(encode_frame(header, blobs))
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def recv_frame(conn: Any, maxlength: int | None = None, spill_dir: str | None = None) -> tuple[dict, list]:
+    data = conn.recv_bytes(maxlength) if maxlength else conn.recv_bytes()
+    header, blobs = decode_frame(data)
+    name = header.pop("_spill", None)
+    sizes = header.pop("_spill_sizes", None)
+    if name is None:
+        return header, blobs
+    import stat
+
+    if (not spill_dir or not isinstance(name, str) or os.path.basename(name) != name
+            or not name.startswith("frame-") or not isinstance(sizes, list)
+            or not all(isinstance(x, int) and x >= 0 for x in sizes)):
+        raise FrameError("bad spill reference")
+    path = os.path.join(spill_dir, name)
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except OSError as exc:
+        raise FrameError(f"spill file unreadable: {exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FrameError("spill file is not a regular file")
+        if maxlength and st.st_size > maxlength:
+            raise ResponseTooLarge(f"reply larger than {maxlength} bytes")
+        if sum(sizes) != st.st_size:
+            raise FrameError("spill sizes do not match the file")
+        buf = bytearray(st.st_size)
+        view = memoryview(buf)
+        got = 0
+        while got < st.st_size:
+            n = os.readv(fd, [view[got:]])
+            if n <= 0:
+                raise FrameError("spill file truncated")
+            got += n
+    finally:
+        os.close(fd)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    out, pos = [], 0
+    for size in sizes:
+        out.append(view[pos: pos + size])
+        pos += size
+    return header, out
+
+
+_WIRE_DTYPES = (
+    "float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
+    "uint8", "bool", "complex64", "complex128",
+)
+
+
+def tensor_to_wire(t: Any) -> tuple[dict, bytes]:
+    """Plain CPU bytes of a tensor (copied; the caller's tensor is untouched)."""
+    import torch
+
+    cpu = t.detach().to("cpu").contiguous()
+    dtype = str(cpu.dtype).replace("torch.", "")
+    flat = cpu.reshape(-1)
+    data = memoryview(flat.view(torch.uint8).numpy()) if flat.numel() else b""
+    return {"dtype": dtype, "shape": list(cpu.shape)}, data
+
+
+def tensor_from_wire(meta: dict, data: bytes) -> Any:
+    import torch
+
+    dtype_name = meta.get("dtype")
+    shape = meta.get("shape")
+    if dtype_name not in _WIRE_DTYPES or not isinstance(shape, list):
+        raise FrameError(f"unsupported tensor encoding {meta!r}")
+    dtype = getattr(torch, dtype_name)
+    numel = 1
+    for s in shape:
+        if not isinstance(s, int) or s < 0:
+            raise FrameError("bad shape")
+        numel *= s
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    if numel * itemsize != len(data):
+        raise FrameError("tensor byte count does not match dtype and shape")
+    if numel == 0:
+        return torch.empty(shape, dtype=dtype)
+    buf = data if isinstance(data, bytearray) else bytearray(data)
+    return torch.frombuffer(buf, dtype=torch.uint8).view(dtype).reshape(shape)
+
+
+# --------------------------------------------------------------------------- context
+def get_context() -> Any:
+    """The forkserver context with torch preloaded (CUDA untouched in the server)."""
+    global _CTX
+    if _CTX is None:
+        if "forkserver" in mp.get_all_start_methods():
+            ctx = mp.get_context("forkserver")
+            ctx.set_forkserver_preload(["torch", "kernelbench.procs"])
+        else:  # pragma: no cover - platforms without forkserver
+            ctx = mp.get_context("spawn")
+        _CTX = ctx
+    return _CTX
+
+
+def scrubbed_env(extra: dict[str, str] | None = None, workspace: str | None = None) -> dict[str, str]:
+    env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
+    if workspace:
+        env["HOME"] = workspace
+        env["TMPDIR"] = os.path.join(workspace, "tmp")
+    if extra:
+        env.update(extra)
+    return env
+
+
+# --------------------------------------------------------------------------- child side
+def _child_bootstrap(conn: Any, target: str, spec: dict) -> None:
+    """Runs in the worker: isolate, then hand the channel to ``target``."""
+    try:
+        os.setsid()
+    except OSError:
+        pass
+    workspace = spec.get("workspace")
+    log_path = spec.get("log_path")
+    if log_path:
+        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+    env = spec.get("env")
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
+    if workspace:
+        os.makedirs(os.path.join(workspace, "tmp"), exist_ok=True)
+        os.chdir(workspace)
+        import tempfile
+
+        tempfile.tempdir = os.path.join(workspace, "tmp")
+    module_name, _, func_name = target.partition(":")
+    try:
+        import importlib
+
+        func = getattr(importlib.import_module(module_name), func_name)
+        func(conn, spec)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # report, then die
+        try:
+            conn.send_bytes(encode_frame({"ok": False, "fatal": True, "error": f"{type(exc).__name__}: {exc}",
+                                          "traceback": traceback.format_exc()[-4000:]}))
+        except Exception:
+            pass
+        raise
+
+
+_MAIN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _no_main_fixup():
+    """Start children without re-importing the parent's ``__main__`` in them.
+
+    multiprocessing re-runs the parent's main script in every non-fork child (and in
+    the forkserver) so that pickled references to its functions resolve.  Workers
+    only call functions of installed modules, so that import is pure cost, and it
+    would run a user's script inside every worker.
+    """
+    with _MAIN_LOCK:
+        main = sys.modules.get("__main__")
+        saved = {}
+        for attr in ("__file__", "__spec__"):
+            if main is not None and attr in vars(main):
+                saved[attr] = vars(main)[attr]
+        try:
+            if main is not None:
+                if "__file__" in saved:
+                    del main.__file__
+                main.__spec__ = None
+            yield
+        finally:
+            if main is not None:
+                for attr, value in saved.items():
+                    setattr(main, attr, value)
+                if "__spec__" not in saved and "__spec__" in vars(main):
+                    del main.__spec__
+
+
+@dataclass
+class WorkerHandle:
+    """Parent-side handle of one disposable worker process."""
+
+    target: str  # "module:function" run in the child as function(conn, spec)
+    spec: dict
+    max_response_bytes: int = 512 * 1024 * 1024
+    log_limit_bytes: int = 1024 * 1024
+    process: Any = None
+    conn: Any = None
+    started_at: float = 0.0
+    events: list = field(default_factory=list)
+
+    def start(self) -> "WorkerHandle":
+        ctx = get_context()
+        if self.spec.get("spill_dir") is None:
+            self.spec["spill_dir"] = make_spill_dir()
+        parent_conn, child_conn = ctx.Pipe(duplex=True)
+        self.process = ctx.Process(target=_child_bootstrap, args=(child_conn, self.target, self.spec), daemon=True)
+        self.started_at = time.monotonic()
+        with _no_main_fixup():
+            self.process.start()
+        child_conn.close()
+        self.conn = parent_conn
+        return self
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    def send(self, header: dict, blobs: list[bytes] | None = None) -> None:
+        try:
+            send_frame(self.conn, header, blobs, self.spec.get("spill_dir"))
+        except (OSError, ValueError) as exc:
+            raise WorkerCrashed(f"channel closed while sending: {exc}") from None
+
+    def receive(self, timeout: float) -> tuple[dict, list[bytes]]:
+        deadline = time.monotonic() + max(timeout, 0.0)
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                ready = self.conn.poll(max(min(remaining, 0.05), 0.0))
+            except (OSError, EOFError):
+                raise WorkerCrashed("channel closed") from None
+            if ready:
+                break
+            if not self.process.is_alive():
+                # drain anything it managed to send before dying
+                try:
+                    if self.conn.poll(0):
+                        break
+                except (OSError, EOFError):
+                    pass
+                raise WorkerCrashed(f"worker exited with code {self.process.exitcode}")
+            if remaining <= 0:
+                raise WorkerTimeout(f"no reply within {timeout:.3g} s")
+        try:
+            return recv_frame(self.conn, self.max_response_bytes, self.spec.get("spill_dir"))
+        except EOFError:
+            raise WorkerCrashed(f"worker closed its channel (exit code {self.process.exitcode})") from None
+        except OSError as exc:
+            if "too long" in str(exc).lower() or "bad message length" in str(exc).lower():
+                raise ResponseTooLarge(f"reply larger than {self.max_response_bytes} bytes") from None
+            raise WorkerCrashed(f"channel error: {exc}") from None
+
+    def request(self, header: dict, blobs: list[bytes] | None = None, timeout: float = 10.0) -> tuple[dict, list[bytes]]:
+        self.send(header, blobs)
+        return self.receive(timeout)
+
+    def kill(self) -> None:
+        if self.process is None:
+            return
+        pid = self.process.pid
+        if self.process.is_alive():
+            for sig in (signal.SIGKILL,):
+                try:
+                    os.killpg(pid, sig)
+                except (ProcessLookupError, PermissionError, OSError):
+                    pass
+                try:
+                    os.kill(pid, sig)
+                except (ProcessLookupError, PermissionError, OSError):
+                    pass
+        else:
+            try:  # stragglers left in its process group
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+        self.process.join(timeout=5)
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+        spill = self.spec.get("spill_dir")
+        if spill:
+            import shutil
+
+            shutil.rmtree(spill, ignore_errors=True)
+
+    def close(self, grace: float = 2.0) -> None:
+        if self.process is None:
+            return
+        try:
+            self.send({"cmd": "exit"})
+        except WorkerCrashed:
+            pass
+        self.process.join(timeout=grace)
+        self.kill()
+
+    def read_log(self) -> tuple[str, int]:
+        """Return (at most ``log_limit_bytes`` of the log, full size in bytes)."""
+        path = self.spec.get("log_path")
+        if not path or not os.path.exists(path):
+            return "", 0
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            data = fh.read(self.log_limit_bytes)
+        return data.decode(errors="replace"), size
+
+
+# --------------------------------------------------------------------------- one-shot
+def _oneshot_entry(conn: Any, spec: dict) -> None:
+    import importlib
+
+    module_name, _, func_name = spec["call"].partition(":")
+    func: Callable[..., Any] = getattr(importlib.import_module(module_name), func_name)
+    result = func(**spec.get("kwargs", {}))
+    conn.send_bytes(encode_frame({"ok": True, "result": result}))
+
+
+def run_oneshot(call: str, kwargs: dict, timeout: float, workspace: str, env: dict | None = None,
+                log_path: str | None = None) -> dict:
+    """Run ``module:function(**kwargs)`` in a disposable worker; JSON result or error dict."""
+    os.makedirs(workspace, exist_ok=True)
+    spec = {"call": call, "kwargs": kwargs, "workspace": workspace, "env": env, "log_path": log_path}
+    handle = WorkerHandle("kernelbench.procs:_oneshot_entry", spec).start()
+    try:
+        header, _ = handle.receive(timeout)
+        if header.get("ok"):
+            return {"ok": True, "result": header.get("result")}
+        return {"ok": False, "error": header.get("error", "worker failed"), "traceback": header.get("traceback")}
+    except WorkerTimeout:
+        return {"ok": False, "error": "Evaluation timed out", "timeout": True}
+    except (WorkerCrashed, ResponseTooLarge, FrameError) as exc:
+        return {"ok": False, "error": str(exc)}
+    finally:
+        handle.kill()
