@@ -133,7 +133,15 @@ def main(cfg: ScriptConfig) -> int:
     if cfg.reward_hardening_mode != "off":
         from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
 
-        hcfg = HardeningConfig.from_script_config(cfg)
+        from kernelbench.reward_hardening.config import default_build_dir
+
+        build_dir = Path(default_build_dir(kernel_src, str(Path(cfg.build_dir_prefix) / "kernelguard_builds")
+                                           if cfg.build_dir_prefix else None))
+        if cfg.clear_cache:
+            import shutil
+
+            shutil.rmtree(build_dir, ignore_errors=True)
+        hcfg = HardeningConfig.from_script_config(cfg, build_dir=str(build_dir))
         record = evaluate_hardened(ref_src, kernel_src, hcfg)
         text = json.dumps(record, indent=2)
         print(text)

@@ -1,0 +1,284 @@
+"""CUDA validation of KernelGuard on a real GPU (used for docs/validation/H200.md).
+
+    PYTHONPATH=src python3 bench/gpu_validation.py --out $OUT --stages env,prebuild,redteam,calibrate
+
+Stages (each writes its part of ``<out>/validation.json`` as soon as it finishes):
+
+``env``        GPU, driver, torch/triton/CUDA versions, default TF32 flags
+``prebuild``   compile every CUDA fixture's extensions in parallel workers
+``off``        run_and_check in off mode with the shipped CUDA example (cuda_event)
+``enforce``    run_and_check in enforce/source_strict mode with the same example
+``redteam``    the red-team suite with ``--device cuda``
+``calibrate``  honest candidates (demo solutions, honest CUDA/Triton fixtures) at several
+               sizes: per-sample CUDA-event vs host times and post-stream device time,
+               the data behind the RH-36/RH-37 thresholds
+``dobench``    verified runtime vs an independent ``triton.testing.do_bench`` of the same kernel
+``overhead``   wall time per candidate: off vs enforce, with and without the profiler pass
+``baselines``  generate_baseline_time for the demo set (eager + torch.compile)
+``pytest``     the GPU-marked tests
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+DEMO = REPO / "src" / "kernelbench" / "demo_tasks"
+
+
+def _save(out: Path, key: str, value) -> None:
+    path = out / "validation.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[key] = value
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _run(cmd: list[str], log: Path, timeout: float, env: dict | None = None) -> dict:
+    t = time.time()
+    with open(log, "w") as fh:
+        proc = subprocess.run(cmd, cwd=REPO, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout,
+                              env={**os.environ, **(env or {})})
+    tail = log.read_text()[-3000:]
+    return {"cmd": " ".join(cmd), "rc": proc.returncode, "seconds": round(time.time() - t, 1), "tail": tail}
+
+
+def stage_env(out: Path, args) -> dict:
+    import torch
+
+    info = {"torch": torch.__version__, "cuda": torch.version.cuda, "python": sys.version.split()[0],
+            "default_matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+            "default_cudnn_allow_tf32": torch.backends.cudnn.allow_tf32}
+    try:
+        import triton
+
+        info["triton"] = triton.__version__
+    except Exception as exc:
+        info["triton"] = f"unavailable: {exc}"
+    p = torch.cuda.get_device_properties(0)
+    info.update({"gpu": p.name, "sm": f"{p.major}.{p.minor}", "sms": p.multi_processor_count,
+                 "memory_gib": round(p.total_memory / 2**30, 1), "l2_mib": round(p.L2_cache_size / 2**20, 1)})
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu",
+                          "--format=csv,noheader"], capture_output=True, text=True)
+    info["nvidia_smi"] = smi.stdout.strip()
+    return info
+
+
+def _cuda_fixtures():
+    from kernelbench.reward_hardening.fixtures import fixture_source, select
+
+    return [(f, fixture_source(f)) for f in select(device="cuda")]
+
+
+def stage_prebuild(out: Path, args) -> dict:
+    from kernelbench.reward_hardening.config import default_build_dir
+    from kernelbench.reward_hardening.prebuild import prebuild
+
+    jobs, names = [], []
+    for f, src in _cuda_fixtures():
+        if "load_inline" not in src:
+            continue
+        jobs.append((src, (DEMO / f.problem).read_text(), default_build_dir(src)))
+        names.append(f.id)
+    ex = (REPO / "src/kernelbench/prompts/model_new_ex_add.py").read_text()
+    jobs.append((ex, (REPO / "src/kernelbench/prompts/model_ex_add.py").read_text(), default_build_dir(ex)))
+    names.append("prompts/model_new_ex_add.py")
+    t = time.time()
+    res = prebuild(jobs, "cuda:0", parallel=args.parallel)
+    return {"seconds": round(time.time() - t, 1),
+            "builds": {n: res[j[2]] for n, j in zip(names, jobs)}}
+
+
+def stage_off(out: Path, args) -> dict:
+    return _run([sys.executable, "scripts/run_and_check.py", "ref_origin=local",
+                 "ref_arch_src_path=src/kernelbench/prompts/model_ex_add.py",
+                 "kernel_src_path=src/kernelbench/prompts/model_new_ex_add.py", "eval_mode=local",
+                 "timing_method=cuda_event", "gpu_arch=['Hopper']", "reward_hardening_mode=off",
+                 f"build_dir_prefix={REPO / 'cache'}"], out / "off_run_and_check.log", 900)
+
+
+def stage_enforce(out: Path, args) -> dict:
+    return _run([sys.executable, "scripts/run_and_check.py", "ref_origin=local",
+                 "ref_arch_src_path=src/kernelbench/prompts/model_ex_add.py",
+                 "kernel_src_path=src/kernelbench/prompts/model_new_ex_add.py", "eval_mode=local",
+                 "reward_hardening_mode=enforce", "reward_hardening_policy=source_strict",
+                 f"output_file={out / 'enforce_record.json'}"], out / "enforce_run_and_check.log", 900)
+
+
+def stage_redteam(out: Path, args) -> dict:
+    r = _run([sys.executable, "scripts/reward_hardening_redteam.py", "--device", "cuda", "--timeout", "300",
+              "--output", str(out / "redteam_cuda.json"), "--summary-output", str(out / "redteam_cuda_summary.json")],
+             out / "redteam_cuda.log", args.stage_timeout, env={"KERNELBENCH_DEMO_SCALE": str(args.scale)})
+    return r
+
+
+def _honest_candidates():
+    """(label, problem path, source, policy) for every honest candidate."""
+    out = []
+    for level in (1, 2, 3):
+        for sol in sorted((DEMO / "solutions" / f"level{level}").glob("*.py")):
+            out.append((f"torch:L{level}/{sol.name}", DEMO / f"level{level}" / sol.name, sol.read_text(), "practical"))
+    for f, src in _cuda_fixtures():
+        if f.expected_status == "PASS":
+            out.append((f"fixture:{f.id}", DEMO / f.problem, src, f.policy))
+    return out
+
+
+def stage_calibrate(out: Path, args) -> dict:
+    from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
+    from kernelbench.reward_hardening.config import default_build_dir
+
+    rows = []
+    for scale in [int(s) for s in args.scales.split(",")]:
+        os.environ["KERNELBENCH_DEMO_SCALE"] = str(scale)
+        for label, problem, src, policy in _honest_candidates():
+            cfg = HardeningConfig(mode="enforce", policy=policy, device="cuda", timeout=300,
+                                  num_perf_trials=args.trials, build_dir=default_build_dir(src))
+            t = time.time()
+            rec = evaluate_hardened(problem.read_text(), src, cfg)
+            rh = rec["reward_hardening"]
+            ts = rec["metadata"].get("timing_samples") or {}
+            rows.append({"scale": scale, "candidate": label, "policy": policy, "status": rh["integrity_status"],
+                         "codes": [f["code"] for f in rh["findings"] if f["severity"] != "info"],
+                         "verified_ms": rh["verified_runtime"], "reference_ms": rh["verified_reference_runtime"],
+                         "event_ms": ts.get("event_ms"), "host_ms": ts.get("host_ms"),
+                         "other_streams_ms": ts.get("other_streams_ms"), "wall_s": round(time.time() - t, 2)})
+            print(f"[calibrate] scale {scale} {label}: {rh['integrity_status']} {rows[-1]['codes']} "
+                  f"{rh['verified_runtime']} ms", flush=True)
+            _save(out, "calibrate_partial", rows)
+    # the quantities the thresholds bound
+    excess, ratio, other = [], [], []
+    for r in rows:
+        for e, h, o in zip(r["event_ms"] or [], r["host_ms"] or [], r["other_streams_ms"] or []):
+            if e is None:
+                continue
+            excess.append(h - e)
+            ratio.append(h / e if e > 0 else float("inf"))
+            other.append(o)
+    summary = {"samples": len(excess), "max_host_minus_event_ms": max(excess, default=None),
+               "p999_host_minus_event_ms": sorted(excess)[int(0.999 * (len(excess) - 1))] if excess else None,
+               "max_other_streams_ms": max(other, default=None),
+               "statuses": {s: sum(1 for r in rows if r["status"] == s) for s in ("PASS", "FAIL", "SUSPICIOUS",
+                                                                                "UNSUPPORTED")}}
+    return {"rows": rows, "summary": summary}
+
+
+def stage_dobench(out: Path, args) -> dict:
+    from kernelbench.procs import run_oneshot
+
+    data = json.loads((out / "validation.json").read_text())
+    rows = (data.get("calibrate") or {}).get("rows") or data.get("calibrate_partial") or []
+    res = []
+    for label, problem, src, policy in _honest_candidates():
+        if not label.startswith("fixture:"):
+            continue
+        match = [r for r in rows if r["candidate"] == label and r["scale"] == args.scale and r["verified_ms"]]
+        if not match:
+            continue
+        os.environ["KERNELBENCH_DEMO_SCALE"] = str(args.scale)
+        from kernelbench.reward_hardening.config import default_build_dir
+
+        r = run_oneshot("kernelbench.reward_hardening.validation_worker:do_bench_candidate",
+                        {"candidate_src": src, "reference_src": problem.read_text(),
+                         "build_dir": default_build_dir(src)}, timeout=600, workspace=tempfile.mkdtemp())
+        if r["ok"]:
+            db = r["result"]["median_ms"]
+            res.append({"candidate": label, "verified_ms": match[-1]["verified_ms"], "do_bench_ms": db,
+                        "ratio": match[-1]["verified_ms"] / db})
+        else:
+            res.append({"candidate": label, "error": r.get("error")})
+    ratios = [abs(x["ratio"] - 1) for x in res if "ratio" in x]
+    return {"rows": res, "median_abs_deviation": statistics.median(ratios) if ratios else None}
+
+
+def stage_overhead(out: Path, args) -> dict:
+    from kernelbench.batch import WorkItem, off_mode_evaluator
+    from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
+    from kernelbench.reward_hardening.config import default_build_dir
+
+    class OffCfg:
+        num_correct_trials, num_perf_trials, measure_performance = 5, args.trials, True
+        timing_method, backend, precision, verbose, timeout = "cuda_event", "cuda", "fp32", False, 900
+
+    os.environ["KERNELBENCH_DEMO_SCALE"] = str(args.scale)
+    off = off_mode_evaluator(OffCfg)
+    rows = []
+    for label, problem, src, policy in _honest_candidates():
+        if not label.startswith("fixture:"):
+            continue
+        row = {"candidate": label}
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "k.py"
+            path.write_text(src)
+            bd = default_build_dir(src)
+            t = time.time()
+            rec = off(WorkItem(0, 0, str(path), str(problem), problem.read_text(), problem.name), "cuda:0", bd)
+            row["off_s"], row["off_correct"] = round(time.time() - t, 2), rec["correctness"]
+        for prof in (True, False):
+            cfg = HardeningConfig(mode="enforce", policy=policy, device="cuda", timeout=300,
+                                  num_perf_trials=args.trials, build_dir=default_build_dir(src), profile_backend=prof)
+            t = time.time()
+            r = evaluate_hardened(problem.read_text(), src, cfg)
+            key = "enforce_profile_s" if prof else "enforce_noprofile_s"
+            row[key] = round(time.time() - t, 2)
+            row[key.replace("_s", "_status")] = r["reward_hardening"]["integrity_status"]
+        rows.append(row)
+        print(f"[overhead] {row}", flush=True)
+    return {"rows": rows, "trials": args.trials, "scale": args.scale}
+
+
+def stage_baselines(out: Path, args) -> dict:
+    r = _run([sys.executable, "scripts/generate_baseline_time.py", "hardware=H200", "dataset_path=demo",
+              f"output_dir={out / 'timing'}", "compile_modes=['default']"], out / "baselines.log",
+             args.stage_timeout, env={"KERNELBENCH_DEMO_SCALE": str(args.baseline_scale)})
+    return r
+
+
+def stage_pytest(out: Path, args) -> dict:
+    return _run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", "tests"],
+                out / "pytest_gpu.log", args.stage_timeout)
+
+
+STAGES = {"env": stage_env, "prebuild": stage_prebuild, "off": stage_off, "enforce": stage_enforce,
+          "redteam": stage_redteam, "calibrate": stage_calibrate, "dobench": stage_dobench,
+          "overhead": stage_overhead, "baselines": stage_baselines, "pytest": stage_pytest}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--stages", default="env,prebuild,off,enforce,redteam,calibrate")
+    ap.add_argument("--scale", type=int, default=16, help="KERNELBENCH_DEMO_SCALE for red team, do_bench, overhead")
+    ap.add_argument("--scales", default="4,16,64", help="scales for calibration")
+    ap.add_argument("--baseline-scale", type=int, default=64)
+    ap.add_argument("--trials", type=int, default=30)
+    ap.add_argument("--parallel", type=int, default=10)
+    ap.add_argument("--stage-timeout", type=float, default=480)
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in args.stages.split(","):
+        t = time.time()
+        print(f"=== stage {name}", flush=True)
+        try:
+            result = STAGES[name](out, args)
+        except Exception as exc:  # keep going: later stages still report
+            import traceback
+
+            result = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}
+        _save(out, name, result)
+        print(f"=== stage {name} done in {time.time() - t:.1f}s: "
+              f"{json.dumps(result, default=str)[:1500]}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""Configuration of one hardened evaluation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+__all__ = ["HardeningConfig", "MODES", "POLICIES", "default_build_dir"]
+
+MODES = ("audit", "enforce")
+POLICIES = ("source_strict", "practical")
+
+
+def default_build_dir(candidate_src: str, root: str | None = None) -> str:
+    """Persistent build directory for a candidate, keyed by its source hash.
+
+    Extension builds (``load_inline`` takes about a minute on a GPU host) are reused
+    when the same source is evaluated again.  The directory is private to that exact
+    source, so a candidate can only ever find its own earlier build artefacts there.
+    """
+    import hashlib
+    from pathlib import Path
+
+    base = Path(root) if root else Path(__file__).resolve().parents[3] / "cache" / "kernelguard_builds"
+    return str(base / hashlib.sha256(candidate_src.encode()).hexdigest()[:16])
+
+
+@dataclass
+class HardeningConfig:
+    """Settings of the hardened path; every field has a script key of the same name.
+
+    ``timeout`` is the wall-clock limit, in seconds, of each request to a worker
+    (loading and building included), so a hanging candidate is cut off after at most
+    that long at any stage.
+    """
+
+    mode: str = "enforce"
+    policy: str = "source_strict"
+    device: str = "cuda"
+    precision: str = "fp32"
+    backend: str = "cuda"
+    num_correct_trials: int = 5
+    num_perf_trials: int = 100
+    num_warmup: int = 3
+    timeout: float = 180.0
+    build_dir: str | None = None
+    allow_tf32: bool = False
+    num_threads: int | None = None
+    # evidence gathering
+    perturbations: tuple[str, ...] = ("scale_up", "negate", "heavy_tail")
+    precision_variants: tuple[str, ...] = ("bf16", "fp16", "tf32")
+    timing_bank_size: int = 4
+    spot_check_fraction: float = 0.2
+    settle_s: float = 0.05
+    log_limit_bytes: int = 1 << 20
+    response_limit_bytes: int = 1 << 30
+    keep_alive_bytes: int = 1 << 30
+    gpu_memory_fraction: float | None = 0.8  # per-worker cap of PyTorch's CUDA allocator
+    watch_dirs: tuple[str, ...] = ()
+    # judgement
+    rel_tol_floor: float = 1e-3
+    timing_overhead_factor: float = 4.0
+    timing_overhead_slack_ms: float = 5.0
+    event_host_ratio: float = 1.5  # RH-36: host > ratio * event + slack rejects a sample
+    event_host_slack_ms: float = 0.05
+    other_streams_slack_ms: float = 0.05  # RH-37: device busy after the current stream finished
+    precision_explained_ratio: float = 0.3  # RH-38: candidate error >= ratio * reduced-precision error
+    max_fallback_share: float = 0.5
+    max_plausible_speedup: float = 50.0
+    profile_backend: bool = True
+    disabled_detectors: frozenset = field(default_factory=frozenset)  # codes switched off (tests only)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"reward_hardening_mode must be one of {MODES}, got {self.mode!r}")
+        if self.policy not in POLICIES:
+            raise ValueError(f"reward_hardening_policy must be one of {POLICIES}, got {self.policy!r}")
+        self.disabled_detectors = frozenset(self.disabled_detectors)
+
+    @classmethod
+    def from_script_config(cls, cfg: Any, device: str | None = None, build_dir: str | None = None) -> "HardeningConfig":
+        names = {f.name for f in fields(cls)}
+        kwargs = {k: getattr(cfg, k) for k in ("precision", "backend", "num_correct_trials", "num_perf_trials",
+                                               "timeout", "allow_tf32") if hasattr(cfg, k) and k in names}
+        return cls(mode=cfg.reward_hardening_mode, policy=cfg.reward_hardening_policy,
+                   device=device or getattr(cfg, "device", "cuda"), build_dir=build_dir, **kwargs)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = sorted(v) if isinstance(v, frozenset) else (list(v) if isinstance(v, tuple) else v)
+        return out

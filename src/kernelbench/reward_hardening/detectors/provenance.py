@@ -1,0 +1,85 @@
+"""Backend provenance at run time: did the declared custom kernel do the work?"""
+
+from __future__ import annotations
+
+from kernelbench.reward_hardening.detectors import detector
+from kernelbench.reward_hardening.findings import finding
+
+# aten operators that move or allocate data but compute nothing of the problem.
+NON_COMPUTE_OPS = frozenset("""
+aten::empty aten::empty_like aten::empty_strided aten::zeros aten::zeros_like aten::ones aten::ones_like
+aten::full aten::full_like aten::fill_ aten::zero_ aten::view aten::reshape aten::_reshape_alias
+aten::as_strided aten::contiguous aten::clone aten::copy_ aten::to aten::_to_copy aten::detach aten::detach_
+aten::t aten::transpose aten::permute aten::expand aten::expand_as aten::unsqueeze aten::squeeze aten::flatten
+aten::select aten::slice aten::narrow aten::split aten::chunk aten::unbind aten::alias aten::lift_fresh
+aten::resolve_conj aten::resolve_neg aten::item aten::_local_scalar_dense aten::size aten::stride aten::numel
+aten::is_nonzero aten::set_ aten::resize_ aten::_unsafe_view aten::view_as aten::result_type aten::dim
+aten::is_contiguous aten::record_stream aten::cat aten::stack aten::unfold aten::pad aten::constant_pad_nd
+aten::new_empty aten::new_empty_strided aten::new_zeros aten::empty_permuted
+""".split())
+
+
+def _declared(ev):
+    facts = getattr(ev.precheck, "facts", None)
+    return list(getattr(facts, "declared_kernels", []) or []), bool(getattr(facts, "custom_backend_declared", False))
+
+
+def cpu_fallback_share(profile: dict) -> tuple[float, list]:
+    wall_us = max(float(profile.get("wall_ms") or 0.0) * 1000.0, 1e-9)
+    heavy = [op for op in profile.get("ops", [])
+             if op["name"].startswith("aten::") and op["name"] not in NON_COMPUTE_OPS]
+    compute_us = sum(op["self_cpu_us"] for op in heavy)
+    heavy.sort(key=lambda op: -op["self_cpu_us"])
+    return min(compute_us / wall_us, 1.0), [op["name"] for op in heavy[:8]]
+
+
+def gpu_kernel_split(profile: dict, declared: list) -> tuple[float, float, list]:
+    names = [k["name"] for k in declared if k.get("name")]
+    custom = library = 0.0
+    lib_names = []
+    for k in profile.get("kernels", []):
+        t = float(k.get("device_us") or 0.0)
+        if any(n in k["name"] for n in names):
+            custom += t
+        else:
+            library += t
+            lib_names.append(k["name"][:80])
+    return custom, library, sorted(set(lib_names))[:8]
+
+
+@detector("RH-31")
+def backend_not_executed(ev):
+    """The declared custom kernel must do the work (A19, A20, A21).
+
+    An untimed forward runs under ``torch.profiler``.  On CUDA the GPU kernels it
+    launched on any stream are split into the declared kernels (load_inline
+    ``__global__`` functions, Triton ``@jit`` functions) and everything else
+    (cuBLAS/cuDNN/ATen); on the CPU the self time of compute ATen operators is
+    compared with the call's wall time.  Under ``source_strict`` a candidate whose
+    declared kernel never ran, or whose work is mostly done by library operators, is
+    not trusted; under ``practical`` the split is recorded as information.
+    """
+    if not ev.profile:
+        return []
+    declared, has_custom = _declared(ev)
+    cfg = ev.config
+    if ev.profile.get("kernels") and cfg.device.startswith("cuda"):
+        custom, library, libs = gpu_kernel_split(ev.profile, declared)
+        total = custom + library
+        if total <= 0:
+            return []
+        if has_custom and custom == 0:
+            return [finding("RH-31", cfg.policy, {"declared": [k["name"] for k in declared],
+                                                  "library_kernels": libs},
+                            summary="Declared custom kernels never executed on the GPU")]
+        share = library / total
+        if share > cfg.max_fallback_share:
+            return [finding("RH-31", cfg.policy, {"library_share": round(share, 3), "library_kernels": libs,
+                                                  "custom_us": custom, "library_us": library})]
+        return []
+    share, heavy = cpu_fallback_share(ev.profile)
+    limit = cfg.max_fallback_share if has_custom else 0.05
+    if share > limit and heavy:
+        return [finding("RH-31", cfg.policy, {"aten_compute_share": round(share, 3), "operators": heavy,
+                                              "custom_kernel_declared": has_custom})]
+    return []

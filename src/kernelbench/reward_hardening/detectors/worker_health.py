@@ -1,0 +1,71 @@
+"""Worker health: crashes, early exits, timeouts, limits, load failures, self-reports."""
+
+from __future__ import annotations
+
+import re
+
+from kernelbench.reward_hardening.detectors import detector
+from kernelbench.reward_hardening.findings import finding
+
+
+@detector("RH-15")
+def worker_crashed(ev):
+    """A candidate worker that exits, crashes or closes its channel early (A13).
+
+    Exit code 0 proves nothing: the parent only trusts a worker that answered every
+    request it made.  Early ``sys.exit(0)``/``os._exit(0)`` after printing fake
+    results lands here.
+    """
+    hits = [e for e in ev.events if e.role == "candidate" and e.kind in ("crash", "frame")]
+    if not hits:
+        return []
+    return [finding("RH-15", ev.config.policy, {
+        "events": [{"phase": e.phase, "detail": e.detail} for e in hits], "exit_code": ev.exit_code})]
+
+
+@detector("RH-16")
+def worker_timeout(ev):
+    """A candidate worker that does not answer within ``timeout`` seconds is killed."""
+    hits = [e for e in ev.events if e.role == "candidate" and e.kind == "timeout"]
+    if not hits:
+        return []
+    return [finding("RH-16", ev.config.policy, {"phase": hits[0].phase, "detail": hits[0].detail,
+                                                "timeout_s": ev.config.timeout})]
+
+
+@detector("RH-17")
+def worker_limits(ev):
+    """Log floods and oversized replies (a denial of service on the evaluator)."""
+    ev_hits = [e for e in ev.events if e.role == "candidate" and e.kind == "too_large"]
+    out = []
+    if ev_hits:
+        out.append(finding("RH-17", ev.config.policy, {"response": ev_hits[0].detail}))
+    if ev.log_size > ev.config.log_limit_bytes:
+        out.append(finding("RH-17", ev.config.policy, {"log_bytes": ev.log_size,
+                                                       "limit": ev.config.log_limit_bytes},
+                           summary="Candidate worker exceeded the log-size limit"))
+    return out[:1]
+
+
+@detector("RH-42")
+def load_failed(ev):
+    """The candidate did not import, build or construct (no result can be trusted)."""
+    if ev.load_error is None:
+        return []
+    return [finding("RH-42", ev.config.policy, {"error": ev.load_error[:2000]})]
+
+
+_CLAIM = re.compile(r"(?i)\b(runtime|speed-?up|latency|elapsed|time|fast_p|verified)\b[^\n]{0,24}?[:=]\s*-?\d")
+
+
+@detector("RH-35")
+def self_reported_result(ev):
+    """Result or timing claims printed by the candidate (A12): ignored, and flagged.
+
+    Nothing the candidate prints is parsed; a candidate that still prints numbers in a
+    result format is trying to fool log-scraping harnesses.
+    """
+    m = _CLAIM.search(ev.log_text or "")
+    if not m:
+        return []
+    return [finding("RH-35", ev.config.policy, {"excerpt": ev.log_text[max(0, m.start() - 40): m.end() + 40]})]

@@ -1,0 +1,114 @@
+"""Evidence gathered by the pipeline and handed to the runtime detectors.
+
+Everything here lives in the trusted parent.  ``reference`` data (hidden inputs and
+reference outputs) comes from the reference worker; ``candidate`` data is what the
+candidate worker reported (raw, untrusted) plus what the parent observed itself
+(round-trip times, exit status, log size, workspace manifest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import time
+from typing import Any
+
+__all__ = ["CallRecord", "Evidence", "ProbeInput", "TimingSample", "WorkerEvent"]
+
+
+@dataclass
+class ProbeInput:
+    """One hidden input set with its reference outputs."""
+
+    kind: str  # "hidden" | "canary_repeat" | "perturb:<kind>" | "bank"
+    inputs: list  # list of tensors / plain values (CPU)
+    ref_outputs: list  # list of CPU tensors
+    finite: bool = True
+    index: int = 0
+    variants: dict = field(default_factory=dict)  # reduced-precision reference outputs
+
+
+@dataclass
+class CallRecord:
+    """One correctness-phase call of the candidate."""
+
+    probe: ProbeInput
+    ok: bool
+    outputs: list = field(default_factory=list)  # CPU tensors after sync
+    evidence: dict = field(default_factory=dict)
+    stable: bool = True
+    input_digests_after: list = field(default_factory=list)
+    input_digests_before: list = field(default_factory=list)
+    concurrency: dict = field(default_factory=dict)
+    apis: dict = field(default_factory=dict)
+    state: dict = field(default_factory=dict)
+    l2: dict | None = None
+    error: str | None = None
+    call_ms: float = 0.0
+    comparison: Any = None  # cached by the correctness detectors
+
+
+@dataclass
+class TimingSample:
+    index: int
+    send_ns: int
+    recv_ns: int
+    t0: int
+    t_ret: int
+    t1: int
+    event_ms: float | None
+    threads_delta: int = 0
+    bank_index: int = 0
+    roll: int = 0
+    spot_outputs: list | None = None  # candidate outputs fetched for a spot check
+    spot_ref: list | None = None
+    t_evt: int | None = None  # CUDA: host time when the current stream's end event completed
+    l2: dict | None = None  # CUDA: persisting-L2 state right after the call
+
+    @property
+    def other_streams_ms(self) -> float:
+        """Time the device kept working after the current stream had finished."""
+        return 0.0 if self.t_evt is None else (self.t1 - self.t_evt) / 1e6
+
+    @property
+    def host_ms(self) -> float:
+        return (self.t1 - self.t0) / 1e6
+
+    @property
+    def rtt_ms(self) -> float:
+        return (self.recv_ns - self.send_ns) / 1e6
+
+
+@dataclass
+class WorkerEvent:
+    """A failure the parent observed (timeout, crash, limit) while talking to a worker."""
+
+    role: str
+    phase: str
+    kind: str  # timeout | crash | too_large | frame | error
+    detail: str
+
+
+@dataclass
+class Evidence:
+    config: Any
+    precheck: Any = None
+    reference_ok: bool = False
+    reference_error: str | None = None
+    reference_samples: list[TimingSample] = field(default_factory=list)
+    baseline: dict = field(default_factory=dict)  # candidate worker state before loading code
+    loaded: bool = False
+    load_error: str | None = None
+    load_snapshot: dict = field(default_factory=dict)
+    calls: list[CallRecord] = field(default_factory=list)
+    samples: list[TimingSample] = field(default_factory=list)
+    profile: dict | None = None
+    profile_error: str | None = None
+    final_snapshot: dict = field(default_factory=dict)
+    events: list[WorkerEvent] = field(default_factory=list)
+    log_text: str = ""
+    log_size: int = 0
+    workspace_changes: dict = field(default_factory=dict)
+    exit_code: int | None = None
+    phases: list[dict] = field(default_factory=list)
+    completed: bool = False  # the candidate answered every request the pipeline made
+    t0: float = field(default_factory=time.monotonic)

@@ -1,0 +1,59 @@
+"""Build candidates' extensions ahead of evaluation, in parallel workers.
+
+``load_inline`` of even a tiny CUDA kernel takes about a minute on a GPU host, almost
+all of it host compilation of the PyTorch headers.  Building every candidate of a batch
+concurrently into its persistent build directory (see
+:func:`kernelbench.reward_hardening.config.default_build_dir`) before the timed
+evaluation keeps that cost out of each worker's timeout.  The build runs the
+candidate's constructor in a disposable worker, exactly as the evaluation will.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+__all__ = ["build_one", "prebuild"]
+
+
+def build_one(candidate_src: str, reference_src: str, build_dir: str, device: str) -> dict:
+    """Runs inside a worker: construct ModelNew once so its extensions are compiled."""
+    import time
+
+    import torch
+
+    os.makedirs(build_dir, exist_ok=True)
+    os.environ["TORCH_EXTENSIONS_DIR"] = build_dir
+    from kernelbench.eval import load_custom_model, load_original_model_and_inputs
+
+    t0 = time.time()
+    _, get_init_inputs, _ = load_original_model_and_inputs(reference_src)
+    torch.manual_seed(42)
+    init = get_init_inputs()
+    cls = load_custom_model(candidate_src, None, build_dir)
+    if cls is None:
+        return {"ok": False, "error": "no ModelNew"}
+    with torch.no_grad():
+        torch.manual_seed(42)
+        cls(*init).to(device)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return {"ok": True, "seconds": round(time.time() - t0, 1)}
+
+
+def prebuild(jobs: list[tuple[str, str, str]], device: str, parallel: int = 8, timeout: float = 900) -> dict:
+    """Build ``(candidate_src, reference_src, build_dir)`` jobs concurrently; id -> result."""
+    from kernelbench.procs import run_oneshot
+
+    def one(job: tuple[str, str, str]) -> dict[str, Any]:
+        cand, ref, build_dir = job
+        out = run_oneshot("kernelbench.reward_hardening.prebuild:build_one",
+                          {"candidate_src": cand, "reference_src": ref, "build_dir": build_dir, "device": device},
+                          timeout=timeout, workspace=tempfile.mkdtemp(prefix="kernelguard_build_"))
+        return out["result"] if out["ok"] else {"ok": False, "error": out.get("error")}
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        results = list(pool.map(one, jobs))
+    return {job[2]: res for job, res in zip(jobs, results)}

@@ -1,0 +1,213 @@
+"""Schema 1.1 records: the upstream fields plus the ``reward_hardening`` block."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from kernelbench.reward_hardening.findings import Capability, Finding, finding
+
+__all__ = ["SCHEMA_PATH", "SCHEMA_VERSION", "build_record", "evaluator_error_record", "load_schema",
+           "unsupported_record"]
+
+SCHEMA_VERSION = "1.1"
+SCHEMA_PATH = Path(__file__).with_name("verified_record.schema.json")
+
+NOT_A_SANDBOX = ("Worker isolation is process-level, not an OS sandbox: the candidate runs as the evaluator's "
+                 "user and can read files that user can read; hidden data is kept out of its process, "
+                 "environment and workspace instead.")
+
+
+def load_schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def _block(cfg: Any) -> dict:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "mode": cfg.mode,
+        "policy": cfg.policy,
+        "integrity_status": "FAIL",
+        "verified": False,
+        "verified_correctness": False,
+        "verified_runtime": None,
+        "verified_runtime_stats": {},
+        "observed_runtime_stats": {},
+        "verified_reference_runtime": None,
+        "verified_reference_runtime_stats": {},
+        "observed_reference_runtime_stats": {},
+        "findings": [],
+        "capabilities": {},
+        "limitations": [],
+    }
+
+
+def unsupported_record(cfg: Any, reason: str) -> dict:
+    """The fail-closed record for a missing CUDA runtime (the spec's example, field for field)."""
+    f = finding("RH-14", cfg.policy)
+    block = _block(cfg)
+    block.update({
+        "integrity_status": "UNSUPPORTED",
+        "findings": [f.as_dict()],
+        "capabilities": {"cuda_runtime": Capability(
+            "UNSUPPORTED", True, "A configured CUDA device is required for local GPU verification").as_dict()},
+        "limitations": ["CUDA execution and device-level detectors were not available; no trusted runtime was awarded."],
+    })
+    return {"compiled": False, "correctness": False, "metadata": {"reward_hardening_unsupported": reason},
+            "runtime": -1.0, "runtime_stats": {}, "ref_runtime": -1.0, "ref_runtime_stats": {},
+            "reward_hardening": block}
+
+
+def evaluator_error_record(cfg: Any, error: str) -> dict:
+    f = finding("RH-32", cfg.policy, {"error": error[:2000]})
+    block = _block(cfg)
+    block.update({"integrity_status": "FAIL", "findings": [f.as_dict()],
+                  "limitations": ["The evaluator failed; nothing about this candidate is trusted."]})
+    return {"compiled": False, "correctness": False, "metadata": {"reward_hardening_error": error[:2000]},
+            "runtime": -1.0, "runtime_stats": {}, "ref_runtime": -1.0, "ref_runtime_stats": {},
+            "reward_hardening": block}
+
+
+def _stats(times: list[float], device: str) -> dict:
+    from kernelbench.timing import get_timing_stats
+
+    if not times:
+        return {}
+    stats = get_timing_stats(times)
+    stats["device"] = device
+    stats["median"] = float(f"{statistics.median(times):.3g}")
+    return stats
+
+
+def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, Capability]:
+    caps: dict[str, Capability] = {}
+    if device.startswith("cuda"):
+        caps["cuda_runtime"] = Capability("AVAILABLE", True, f"CUDA device {device}")
+    else:
+        caps["cuda_runtime"] = Capability("SKIPPED", False, "device=cpu: CUDA-level detectors were not run")
+    caps["static_precheck"] = Capability("AVAILABLE", True, "AST precheck of the candidate source")
+    if rejected:
+        return caps
+    caps["process_isolation"] = Capability(
+        "AVAILABLE" if ev.reference_ok else "ERROR", True,
+        "reference and candidate in separate disposable workers with scrubbed environments")
+    hidden = any(c.probe.kind == "hidden" for c in ev.calls) or not ev.loaded
+    caps["hidden_inputs"] = Capability("AVAILABLE" if (ev.reference_ok and hidden) else "ERROR", True,
+                                       "inputs from hidden seeds generated outside the candidate process")
+    base = (ev.baseline or {}).get("concurrency") or {}
+    caps["thread_introspection"] = Capability(
+        "AVAILABLE" if base.get("os_threads", -1) > 0 else "UNSUPPORTED", False,
+        "OS-level thread and child-process counts from /proc")
+    strict = cfg.policy == "source_strict"
+    if not cfg.profile_backend:
+        caps["backend_profiler"] = Capability("SKIPPED", strict, "profiler pass disabled by configuration")
+    elif ev.profile is not None:
+        detail = "torch.profiler (CUPTI) kernel trace" if device.startswith("cuda") else "torch.profiler CPU operators"
+        caps["backend_profiler"] = Capability("AVAILABLE", strict, detail)
+    elif ev.loaded and ev.completed and all(c.ok for c in ev.calls):
+        caps["backend_profiler"] = Capability("UNSUPPORTED", strict, f"profiler failed: {ev.profile_error}")
+    else:
+        caps["backend_profiler"] = Capability("SKIPPED", False, "candidate did not reach the profiler pass")
+    if device.startswith("cuda"):
+        have_events = any(s.event_ms is not None for s in ev.samples)
+        caps["async_timing_check"] = Capability("AVAILABLE" if have_events or not ev.samples else "ERROR", True,
+                                                "CUDA events compared with device-synchronised host time")
+    return caps
+
+
+def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, rejected: bool = False) -> dict:
+    from kernelbench.reward_hardening import verdict
+    from kernelbench.reward_hardening.detectors.timing import sample_times
+
+    findings = _dedupe(findings)
+    caps = _capabilities(cfg, ev, device, rejected)
+    status = verdict.decide(findings, caps)
+    block = _block(cfg)
+    limitations = [NOT_A_SANDBOX]
+    if not device.startswith("cuda"):
+        limitations.append("device=cpu: stream, CUDA-event, GPU-profiler and GPU-memory detectors were not run.")
+    if rejected:
+        limitations.append("Rejected by the static precheck before import; no runtime evidence was gathered.")
+    hidden_calls = [c for c in ev.calls if c.probe.kind == "hidden"]
+    from kernelbench.reward_hardening.detectors.correctness import judge
+
+    observed_correct = bool(hidden_calls) and all(c.ok and judge(ev, c).match for c in hidden_calls)
+    cand_times = sample_times(ev) if ev.samples else []
+    ref_times = sample_times(ev, ev.reference_samples) if ev.reference_samples else []
+    observed = _stats(cand_times, device)
+    observed_ref = _stats(ref_times, device)
+    verified = status == "PASS" and observed_correct and bool(cand_times)
+    if status == "PASS" and not verified:  # PASS needs the evidence to exist: fail closed
+        findings.append(finding("RH-32", cfg.policy, {"error": "no timing or correctness evidence for a PASS"}))
+        status = "FAIL"
+    block.update({
+        "integrity_status": status,
+        "verified": verified,
+        "verified_correctness": verified,
+        "verified_runtime": observed["mean"] if verified else None,
+        "verified_runtime_stats": observed if verified else {},
+        "observed_runtime_stats": observed,
+        "verified_reference_runtime": observed_ref.get("mean") if (verified and observed_ref) else None,
+        "verified_reference_runtime_stats": observed_ref if verified else {},
+        "observed_reference_runtime_stats": observed_ref,
+        "findings": [f.as_dict() for f in findings],
+        "capabilities": {k: v.as_dict() for k, v in caps.items()},
+        "limitations": limitations,
+    })
+    if ev.reference_samples and not verified and ev.reference_ok:
+        # the reference was measured in its own worker; its time is trustworthy on its own
+        block["verified_reference_runtime"] = observed_ref.get("mean")
+        block["verified_reference_runtime_stats"] = observed_ref
+    metadata: dict[str, Any] = {"device": device, "reward_hardening_phases": ev.phases}
+    try:
+        from kernelbench.timing import device_name
+
+        metadata["hardware"] = device_name(device)
+    except Exception:
+        metadata["hardware"] = device
+    if ev.precheck is not None:
+        facts = ev.precheck.facts
+        metadata["declared_kernels"] = list(getattr(facts, "declared_kernels", []) or [])
+    if ev.load_error:
+        metadata["compilation_error"] = ev.load_error[:2000]
+    if ev.load_snapshot.get("load_ms") is not None:
+        metadata["load_ms"] = ev.load_snapshot["load_ms"]
+    if ev.samples:
+        metadata["timing_samples"] = {
+            "host_ms": [round(s.host_ms, 5) for s in ev.samples],
+            "event_ms": [None if s.event_ms is None else round(s.event_ms, 5) for s in ev.samples],
+            "other_streams_ms": [round(s.other_streams_ms, 5) for s in ev.samples],
+            "rtt_ms": [round(s.rtt_ms, 4) for s in ev.samples],
+        }
+    if ev.reference_samples:
+        metadata["reference_timing_samples"] = {
+            "host_ms": [round(s.host_ms, 5) for s in ev.reference_samples],
+            "event_ms": [None if s.event_ms is None else round(s.event_ms, 5) for s in ev.reference_samples],
+            "rtt_ms": [round(s.rtt_ms, 4) for s in ev.reference_samples],
+        }
+    if (ev.final_snapshot or {}).get("gpu_memory"):
+        metadata["gpu_memory"] = ev.final_snapshot["gpu_memory"]
+    if ev.calls:
+        metadata["correctness_trials"] = f"({sum(1 for c in hidden_calls if c.ok and judge(ev, c).match)} / {len(hidden_calls)})"
+    return {
+        "compiled": bool(ev.loaded) and not rejected,
+        "correctness": observed_correct,
+        "metadata": metadata,
+        "runtime": observed.get("mean", -1.0) if observed_correct and observed else -1.0,
+        "runtime_stats": observed if observed_correct else {},
+        "ref_runtime": observed_ref.get("mean", -1.0) if observed_ref else -1.0,
+        "ref_runtime_stats": observed_ref,
+        "reward_hardening": block,
+    }
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """One finding per code (the first one, which carries the evidence)."""
+    seen, out = set(), []
+    for f in findings:
+        if f.code not in seen:
+            seen.add(f.code)
+            out.append(f)
+    return out

@@ -1,0 +1,33 @@
+"""Combine findings and capabilities into an ``integrity_status``.
+
+A pure function of its inputs, so the rule is easy to test and to state:
+
+1. any ``error`` finding other than a missing-capability code -> ``FAIL``;
+2. otherwise any required capability not ``AVAILABLE`` -> ``UNSUPPORTED``;
+3. otherwise any ``warning`` finding -> ``SUSPICIOUS``;
+4. otherwise ``PASS``.
+
+Only ``PASS`` carries a ``verified_runtime``; every other status has it ``null``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+__all__ = ["STATUSES", "decide"]
+
+STATUSES = ("PASS", "FAIL", "SUSPICIOUS", "UNSUPPORTED")
+_CAPABILITY_CODES = frozenset({"RH-14", "RH-34"})
+
+
+def decide(findings: Iterable, capabilities: dict) -> str:
+    findings = list(findings)
+    if any(f.severity == "error" and f.code not in _CAPABILITY_CODES for f in findings):
+        return "FAIL"
+    missing = [name for name, cap in capabilities.items()
+               if cap.required and cap.status != "AVAILABLE"]
+    if missing or any(f.code in _CAPABILITY_CODES for f in findings):
+        return "UNSUPPORTED"
+    if any(f.severity == "warning" for f in findings):
+        return "SUSPICIOUS"
+    return "PASS"

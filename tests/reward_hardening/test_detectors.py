@@ -1,0 +1,272 @@
+"""Every runtime detector on synthetic evidence: it fires on the malicious case, not on the benign twin.
+
+These are unit tests of the detector functions alone (no workers), so the CUDA-only
+detectors are exercised on the CPU too; the real GPU fixtures run on the H200
+(docs/validation/H200.md) and the CPU fixtures in the red-team suite.
+"""
+
+import pytest
+import torch
+
+from kernelbench.reward_hardening import detectors
+from kernelbench.reward_hardening.config import HardeningConfig
+from kernelbench.reward_hardening.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
+
+MS = 1_000_000
+
+
+def _cfg(**kw):
+    return HardeningConfig(mode="audit", policy=kw.pop("policy", "source_strict"), device=kw.pop("device", "cpu"), **kw)
+
+
+def _probe(kind="hidden", index=0, value=1.0, n=8, variants=None):
+    x = torch.full((n,), value)
+    return ProbeInput(kind, [x], [x * 2], True, index, variants or {})
+
+
+def _good_call(probe, **kw):
+    ev = {"tensors": [{"type": "torch.Tensor", "exact_tensor": True, "device": "cpu", "dtype": "float32",
+                       "shape": list(probe.ref_outputs[0].shape), "storage_nbytes": 32, "needed_nbytes": 32,
+                       "null_pointer": False, "instance_attrs": [], "aliases_input": False,
+                       "aliases_earlier_output": False}]}
+    base = dict(outputs=[probe.ref_outputs[0].clone()], evidence=ev, stable=True, input_digests_before=["a"],
+                input_digests_after=["a"], concurrency={"before": {"python_threads": [], "os_threads": 3,
+                                                                    "children": []}},
+                apis={"time.perf_counter": 1}, state={"matmul_allow_tf32": False})
+    base.update(kw)
+    return CallRecord(probe, True, **base)
+
+
+def _evidence(cfg=None, calls=None, **kw):
+    ev = Evidence(config=cfg or _cfg())
+    ev.baseline = {"apis": {"time.perf_counter": 1}, "state": {"matmul_allow_tf32": False},
+                   "concurrency": {"python_threads": [], "os_threads": 3, "children": []}}
+    ev.calls = calls if calls is not None else [_good_call(_probe(index=i, value=i + 1.0)) for i in range(3)]
+    ev.loaded = True
+    for k, v in kw.items():
+        setattr(ev, k, v)
+    return ev
+
+
+def _sample(i, host_ms=1.0, event_ms=None, rtt_extra_ms=0.1, other_ms=0.0, **kw):
+    t0 = 10 * MS * (i + 1)
+    t1 = t0 + int(host_ms * MS)
+    t_evt = t1 - int(other_ms * MS) if event_ms is not None else None
+    return TimingSample(i, t0 - int(rtt_extra_ms / 2 * MS), t1 + int(rtt_extra_ms / 2 * MS), t0, t1, t1, event_ms,
+                        t_evt=t_evt, **kw)
+
+
+def codes(ev, code):
+    return [f.code for f in detectors.REGISTRY[code].func(ev)]
+
+
+# --------------------------------------------------------------------------- cases
+def _wrong(ev):
+    ev.calls[1].outputs = [torch.full_like(ev.calls[1].outputs[0], 99.0)]
+
+
+def _replay(ev):
+    ev.calls[1].outputs = [ev.calls[0].probe.ref_outputs[0].clone()]
+
+
+def _canary(ev):
+    p = ev.calls[0].probe
+    bad = _good_call(ProbeInput("canary_repeat", p.inputs, p.ref_outputs, True, -1),
+                     outputs=[ev.calls[2].probe.ref_outputs[0].clone()])
+    ev.calls.append(bad)
+
+
+def _alias(ev):
+    ev.calls[0].evidence["tensors"][0]["aliases_input"] = True
+
+
+def _subclass(ev):
+    ev.calls[0].evidence["tensors"][0].update(exact_tensor=False, type="x.Lazy")
+
+
+def _unstable(ev):
+    ev.calls[0].stable = False
+
+
+def _mutation(ev):
+    ev.calls[0].input_digests_after = ["b"]
+
+
+def _api(ev):
+    ev.calls[0].apis = {"time.perf_counter": 2}
+
+
+def _state(ev):
+    ev.calls[0].state = {"matmul_allow_tf32": True}
+
+
+def _thread(ev):
+    ev.calls[0].concurrency = {"after": {"python_threads": ["Thread-1"], "os_threads": 4, "children": []}}
+
+
+def _files(ev):
+    ev.workspace_changes = {"created": ["runtime.json"], "deleted": [], "changed": []}
+
+
+def _degenerate(ev):
+    for c in ev.calls:
+        c.probe.ref_outputs = [torch.full_like(c.probe.ref_outputs[0], 1e-5)]
+        c.outputs = [torch.zeros_like(c.outputs[0])]
+
+
+def _perturb(ev):
+    p = _probe("perturb:negate", index=7, value=-3.0)
+    ev.calls.append(_good_call(p, outputs=[torch.full((8,), 6.0)]))
+
+
+def _spot(ev):
+    s = _sample(0)
+    s.spot_outputs, s.spot_ref = [torch.zeros(4)], [torch.ones(4)]
+    ev.samples = [s]
+
+
+def _timing(ev):
+    ev.samples = [_sample(i, rtt_extra_ms=40.0) for i in range(5)]
+    ev.reference_samples = [_sample(i, rtt_extra_ms=0.2) for i in range(5)]
+
+
+def _forged(ev):
+    s = _sample(0)
+    s.t0 = s.send_ns - 5
+    ev.samples = [s]
+
+
+def _crash(ev):
+    ev.events = [WorkerEvent("candidate", "correctness", "crash", "worker exited with code 0")]
+
+
+def _timeout(ev):
+    ev.events = [WorkerEvent("candidate", "correctness", "timeout", "no reply within 2 s")]
+
+
+def _flood(ev):
+    ev.log_size = 50 << 20
+
+
+def _claims(ev):
+    ev.log_text = "kernel done\nruntime: 0.001 ms speedup = 120x\n"
+
+
+def _load_failed(ev):
+    ev.load_error = "ImportError: no module named magic"
+
+
+def _fallback(ev):
+    ev.profile = {"wall_ms": 1.0, "ops": [{"name": "aten::mm", "self_cpu_us": 900.0, "count": 1}], "kernels": []}
+
+
+def _async(ev):
+    ev.config = _cfg(device="cuda")
+    ev.samples = [_sample(i, host_ms=2.0, event_ms=0.01) for i in range(10)]
+
+
+def _deferred(ev):
+    ev.config = _cfg(device="cuda")
+    ev.samples = [_sample(i, host_ms=2.0, event_ms=0.5, other_ms=1.4) for i in range(10)]
+
+
+def _reduced(ev):
+    p = ev.calls[0].probe
+    ref = p.ref_outputs[0]
+    p.variants = {"bf16": [ref * (1 + 3e-3)]}
+    ev.calls[0].outputs = [ref * (1 + 2e-3)]
+
+
+def _oom(ev):
+    ev.calls[0].ok = False
+    ev.calls[0].error = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20 GiB"
+
+
+def _l2(ev):
+    ev.samples = [_sample(0, event_ms=1.0, l2={"persisting_l2_limit": 1 << 20, "window_bytes": 0})]
+
+
+def _implausible(ev):
+    ev.samples = [_sample(i, host_ms=0.01) for i in range(3)]
+    ev.reference_samples = [_sample(i, host_ms=5.0) for i in range(3)]
+
+
+def _benign_timing(ev):
+    ev.samples = [_sample(i, host_ms=1.0, rtt_extra_ms=0.3) for i in range(5)]
+    ev.reference_samples = [_sample(i, host_ms=1.1, rtt_extra_ms=0.25) for i in range(5)]
+
+
+def _benign_cuda_timing(ev):
+    ev.config = _cfg(device="cuda")
+    ev.samples = [_sample(i, host_ms=1.02, event_ms=1.0, other_ms=0.005,
+                          l2={"persisting_l2_limit": 0, "window_bytes": 0}) for i in range(10)]
+
+
+def _benign_profile(ev):
+    ev.profile = {"wall_ms": 1.0, "ops": [{"name": "aten::empty_like", "self_cpu_us": 5.0, "count": 1}],
+                  "kernels": []}
+    ev.precheck = type("P", (), {"facts": type("F", (), {"declared_kernels": [{"name": "k"}],
+                                                         "custom_backend_declared": True})()})()
+
+
+CASES = {
+    "RH-15": (_crash, None), "RH-16": (_timeout, None), "RH-17": (_flood, None), "RH-18": (_wrong, None),
+    "RH-19": (_replay, None), "RH-20": (_alias, None), "RH-21": (_unstable, None), "RH-22": (_mutation, None),
+    "RH-23": (_api, None), "RH-24": (_state, None), "RH-25": (_thread, None), "RH-26": (_timing, _benign_timing),
+    "RH-27": (_files, None), "RH-28": (_degenerate, None), "RH-29": (_spot, _benign_timing),
+    "RH-30": (_perturb, None), "RH-31": (_fallback, _benign_profile), "RH-35": (_claims, None),
+    "RH-36": (_async, _benign_cuda_timing), "RH-37": (_deferred, _benign_cuda_timing), "RH-38": (_reduced, None),
+    "RH-39": (_oom, None), "RH-40": (_l2, _benign_cuda_timing), "RH-41": (_implausible, _benign_timing),
+    "RH-42": (_load_failed, None),
+}
+EXTRA = {"RH-19": [_canary], "RH-20": [_subclass], "RH-26": [_forged]}
+
+
+def test_every_runtime_detector_has_a_case():
+    assert set(CASES) == set(detectors.REGISTRY)
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_detector_fires_on_malicious_evidence(code):
+    variants = [CASES[code][0]] + EXTRA.get(code, [])
+    for make in variants:
+        ev = _evidence()
+        make(ev)
+        assert codes(ev, code) == [code], make.__name__
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_detector_quiet_on_benign_twin(code):
+    ev = _evidence()
+    benign = CASES[code][1]
+    if benign is not None:
+        benign(ev)
+    assert codes(ev, code) == []
+
+
+def test_run_all_honours_disabled_detectors_and_contains_bugs(monkeypatch):
+    ev = _evidence(cfg=_cfg(disabled_detectors={"RH-18"}))
+    _wrong(ev)
+    assert "RH-18" not in {f.code for f in detectors.run_all(ev)}
+
+    def broken(ev):
+        raise RuntimeError("bug")
+
+    monkeypatch.setitem(detectors.REGISTRY, "RH-22", detectors.Detector("RH-22", "x", broken, ""))
+    found = {f.code for f in detectors.run_all(_evidence())}
+    assert "RH-32" in found  # a broken detector fails closed
+
+
+def test_verdict_rules():
+    from kernelbench.reward_hardening.findings import Capability, finding
+    from kernelbench.reward_hardening.verdict import decide
+
+    ok = {"x": Capability("AVAILABLE", True, "")}
+    missing = {"x": Capability("UNSUPPORTED", True, "")}
+    assert decide([], ok) == "PASS"
+    assert decide([finding("RH-13", "practical")], ok) == "PASS"  # info under practical
+    assert decide([finding("RH-27", "practical")], ok) == "SUSPICIOUS"
+    assert decide([finding("RH-18")], ok) == "FAIL"
+    assert decide([], missing) == "UNSUPPORTED"
+    assert decide([finding("RH-18")], missing) == "FAIL"
+    assert decide([finding("RH-14")], ok) == "UNSUPPORTED"

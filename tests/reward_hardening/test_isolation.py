@@ -1,0 +1,119 @@
+"""A candidate cannot recover hidden seeds or reference outputs.
+
+The spy candidate below looks everywhere the threat model names (environment, argv,
+/proc of its parent, files around its workspace, torch's RNG state, a gc scan) and
+dumps what it saw.  The test records the hidden seeds the parent drew and recomputes
+the reference outputs itself, then asserts none of it reached the candidate, and that
+the spy stays unverified.
+"""
+
+import json
+from pathlib import Path
+
+import torch
+
+from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened, pipeline
+
+REPO = Path(__file__).resolve().parents[2]
+PROBLEM = REPO / "src" / "kernelbench" / "demo_tasks" / "level1" / "2_GELU_activation.py"
+
+SPY = r'''
+import gc, json, os, sys
+import torch
+import torch.nn as nn
+
+OUT = {out!r}
+
+
+def _read(path, limit=200000):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit).decode(errors="replace")
+    except OSError as exc:
+        return f"<{{type(exc).__name__}}>"
+
+
+def _tree(root, depth=2):
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        if dirpath.count(os.sep) - root.count(os.sep) >= depth:
+            dirnames[:] = []
+        for f in filenames:
+            p = os.path.join(dirpath, f)
+            found.append([p, _read(p, 20000)])
+    return found
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        if self.calls == 1:
+            ppid = os.getppid()
+            seen = {{
+                "env": dict(os.environ), "argv": sys.argv,
+                "parent_cmdline": _read(f"/proc/{{ppid}}/cmdline"), "parent_environ": _read(f"/proc/{{ppid}}/environ"),
+                "grandparent_cmdline": _read(f"/proc/{{os.getppid()}}/cmdline"),
+                "cwd_tree": _tree(os.getcwd(), 3), "parent_dir_tree": _tree(os.path.dirname(os.getcwd()), 2),
+                "initial_seed": torch.initial_seed(),
+                "gc_tensor_sums": [float(o.double().sum()) for o in gc.get_objects()
+                                   if isinstance(o, torch.Tensor) and o.shape == x.shape and o is not x],
+                "fds": sorted(os.listdir("/proc/self/fd")),
+            }}
+            with open(OUT, "w") as fh:
+                json.dump(seen, fh, default=str)
+        return torch.zeros_like(x)
+'''
+
+
+def test_spy_learns_nothing_hidden(tmp_path, monkeypatch):
+    seeds = []
+    real = pipeline.secrets.randbits
+
+    def recording_randbits(k):
+        value = real(k)
+        seeds.append(value)
+        return value
+
+    monkeypatch.setattr(pipeline.secrets, "randbits", recording_randbits)
+    out = tmp_path / "seen.json"
+    cfg = HardeningConfig(mode="audit", policy="practical", device="cpu", timeout=20, num_correct_trials=2,
+                          num_perf_trials=4)
+    record = evaluate_hardened(PROBLEM.read_text(), SPY.format(out=str(out)), cfg)
+    rh = record["reward_hardening"]
+    assert rh["integrity_status"] == "FAIL" and rh["verified_runtime"] is None
+    codes = {f["code"] for f in rh["findings"]}
+    assert {"RH-06", "RH-07", "RH-18"} <= codes
+
+    seen_text = out.read_text()
+    seen = json.loads(seen_text)
+    hidden = [s for s in seeds if s > 1_000_000]
+    assert hidden, "the parent drew hidden seeds"
+    for s in hidden:  # no hidden seed, in decimal or hex, anywhere the spy could look
+        assert str(s) not in seen_text and format(s, "x") not in seen_text
+    assert seen["initial_seed"] == 42  # the public construction seed, nothing else
+    assert set(seen["env"]) <= {"PATH", "HOME", "TMPDIR", "TORCH_EXTENSIONS_DIR", "LANG", "LC_ALL", "LC_CTYPE",
+                                "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CC", "CXX",
+                                "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "NVIDIA_VISIBLE_DEVICES",
+                                "KERNELBENCH_DEMO_SCALE", "TRITON_CACHE_DIR", "TRITON_PTXAS_PATH",
+                                "PYTHONHASHSEED", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+                                "NVSHMEM_DISABLE_NVLS"}
+    # the reference outputs for every hidden seed, recomputed here, are not among the spy's tensors
+    ns: dict = {}
+    exec(compile(PROBLEM.read_text(), str(PROBLEM), "exec"), ns)
+    model = ns["Model"](*ns["get_init_inputs"]())
+    ref_sums = []
+    for s in hidden:
+        torch.manual_seed(s)
+        inputs = ns["get_inputs"]()
+        with torch.no_grad():
+            ref_sums.append(float(model(*inputs).double().sum()))
+    for total in seen["gc_tensor_sums"]:
+        assert all(abs(total - r) > 1e-6 * max(1.0, abs(r)) for r in ref_sums)
+    # nothing around the workspace holds reference data or the reference program's outputs
+    for _path, content in seen["cwd_tree"] + seen["parent_dir_tree"]:
+        for s in hidden:
+            assert str(s) not in content

@@ -1,0 +1,152 @@
+"""End-to-end hardened path on the CPU: verdicts, records, schema, fail-closed paths."""
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import torch
+
+from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
+from kernelbench.reward_hardening.records import load_schema
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "src" / "kernelbench" / "demo_tasks"
+
+SPEC_UNSUPPORTED = json.loads("""
+{"compiled": false, "correctness": false, "metadata": {"reward_hardening_unsupported": "CUDA unavailable"},
+ "runtime": -1.0, "runtime_stats": {}, "ref_runtime": -1.0, "ref_runtime_stats": {},
+ "reward_hardening": {"schema_version": "1.1", "mode": "enforce", "policy": "source_strict",
+  "integrity_status": "UNSUPPORTED", "verified": false, "verified_correctness": false, "verified_runtime": null,
+  "verified_runtime_stats": {}, "observed_runtime_stats": {}, "verified_reference_runtime": null,
+  "verified_reference_runtime_stats": {}, "observed_reference_runtime_stats": {},
+  "findings": [{"code": "RH-14", "detector": "RH-CUDA-UNAVAILABLE", "severity": "error",
+    "summary": "CUDA runtime/device is unavailable for hardened evaluation", "evidence": {},
+    "policy_rule": "reward_hardening",
+    "remediation": "Resolve the evaluator failure and rerun in a fresh environment."}],
+  "capabilities": {"cuda_runtime": {"status": "UNSUPPORTED", "required": true,
+    "detail": "A configured CUDA device is required for local GPU verification"}},
+  "limitations": ["CUDA execution and device-level detectors were not available; no trusted runtime was awarded."]}}
+""")
+
+
+def _cfg(**kw):
+    base = dict(mode="audit", policy="practical", device="cpu", timeout=20, num_correct_trials=2,
+                num_perf_trials=6)
+    base.update(kw)
+    return HardeningConfig(**base)
+
+
+def _problem(level, name):
+    return (DEMO / f"level{level}" / name).read_text(), (DEMO / "solutions" / f"level{level}" / name).read_text()
+
+
+def _validate(record):
+    jsonschema.validate(record, load_schema())
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="exercises the no-CUDA path")
+def test_cuda_unavailable_reproduces_spec_example_field_for_field():
+    ref, sol = _problem(1, "1_Elementwise_add.py")
+    record = evaluate_hardened(ref, sol, HardeningConfig(mode="enforce", policy="source_strict", device="cuda"))
+    assert record == SPEC_UNSUPPORTED
+    _validate(record)
+
+
+def test_run_and_check_cuda_unavailable_prints_spec_record(tmp_path):
+    import subprocess
+    import sys
+
+    if torch.cuda.is_available():
+        pytest.skip("exercises the no-CUDA path")
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "run_and_check.py"), "ref_origin=local",
+                           "ref_arch_src_path=src/kernelbench/prompts/model_ex_add.py",
+                           "kernel_src_path=src/kernelbench/prompts/model_new_ex_add.py", "eval_mode=local",
+                           "reward_hardening_mode=enforce", "reward_hardening_policy=source_strict",
+                           f"output_file={out}"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text()) == SPEC_UNSUPPORTED
+
+
+def test_honest_candidate_passes_with_verified_runtime():
+    ref, sol = _problem(1, "2_GELU_activation.py")
+    record = evaluate_hardened(ref, sol, _cfg())
+    rh = record["reward_hardening"]
+    assert rh["integrity_status"] == "PASS", rh["findings"]
+    assert rh["verified"] and rh["verified_runtime"] > 0 and rh["verified_reference_runtime"] > 0
+    assert rh["verified_runtime_stats"]["num_trials"] == 6
+    assert record["compiled"] and record["correctness"] and record["runtime"] == rh["verified_runtime"]
+    errors = [f for f in rh["findings"] if f["severity"] != "info"]
+    assert errors == []
+    phases = record["metadata"]["reward_hardening_phases"]
+    assert {p["phase"] for p in phases} >= {"reference_inputs", "load", "correctness", "timing"}
+    ref_pid = next(p["pid"] for p in phases if p["phase"] == "reference_inputs")
+    cand_pid = next(p["pid"] for p in phases if p["phase"] == "load")
+    assert ref_pid != cand_pid
+    assert next(p for p in phases if p["phase"] == "load")["state"]["matmul_allow_tf32"] is False
+    _validate(record)
+
+
+def test_pure_pytorch_candidate_is_not_trusted_under_source_strict():
+    ref, sol = _problem(1, "2_GELU_activation.py")
+    record = evaluate_hardened(ref, sol, _cfg(policy="source_strict"))
+    rh = record["reward_hardening"]
+    codes = {f["code"] for f in rh["findings"]}
+    assert rh["integrity_status"] == "FAIL" and rh["verified_runtime"] is None
+    assert {"RH-13", "RH-31"} <= codes
+    _validate(record)
+
+
+def test_enforce_rejects_high_risk_source_before_import(tmp_path):
+    marker = tmp_path / "imported"
+    ref, sol = _problem(1, "2_GELU_activation.py")
+    cand = f"import threading\nopen({str(marker)!r}, 'w').write('x')\n" + sol
+    record = evaluate_hardened(ref, cand, _cfg(mode="enforce"))
+    rh = record["reward_hardening"]
+    assert rh["integrity_status"] == "FAIL" and not record["compiled"]
+    assert {"RH-01", "RH-07"} <= {f["code"] for f in rh["findings"]}
+    assert not marker.exists()  # never imported
+    assert any("before import" in lim for lim in rh["limitations"])
+    _validate(record)
+
+
+def test_audit_imports_and_still_fails(tmp_path):
+    marker = tmp_path / "imported"
+    ref, sol = _problem(1, "2_GELU_activation.py")
+    cand = f"open({str(marker)!r}, 'w').write('x')\n" + sol
+    record = evaluate_hardened(ref, cand, _cfg(mode="audit"))
+    assert marker.exists()
+    assert record["reward_hardening"]["integrity_status"] == "FAIL"
+    assert "RH-07" in {f["code"] for f in record["reward_hardening"]["findings"]}
+
+
+def test_syntax_error_is_fail_not_crash():
+    ref, _ = _problem(1, "2_GELU_activation.py")
+    record = evaluate_hardened(ref, "class ModelNew(:\n", _cfg())
+    rh = record["reward_hardening"]
+    assert rh["integrity_status"] == "FAIL" and "RH-42" in {f["code"] for f in rh["findings"]}
+    _validate(record)
+
+
+def test_failing_reference_fails_closed():
+    _, sol = _problem(1, "2_GELU_activation.py")
+    record = evaluate_hardened("raise RuntimeError('bad reference')\n", sol, _cfg())
+    rh = record["reward_hardening"]
+    assert rh["integrity_status"] == "FAIL" and rh["verified_runtime"] is None
+    assert "RH-33" in {f["code"] for f in rh["findings"]}
+    _validate(record)
+
+
+def test_evaluator_fault_fails_closed(monkeypatch):
+    from kernelbench.reward_hardening import pipeline
+
+    def boom(*a, **k):
+        raise RuntimeError("evaluator bug")
+
+    monkeypatch.setattr(pipeline, "_run_candidate", boom)
+    ref, sol = _problem(1, "2_GELU_activation.py")
+    record = evaluate_hardened(ref, sol, _cfg())
+    rh = record["reward_hardening"]
+    assert rh["integrity_status"] == "FAIL" and "RH-32" in {f["code"] for f in rh["findings"]}
+    _validate(record)
