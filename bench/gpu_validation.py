@@ -101,8 +101,8 @@ def stage_off(out: Path, args) -> dict:
     return _run([sys.executable, "scripts/run_and_check.py", "ref_origin=local",
                  "ref_arch_src_path=src/kernelbench/prompts/model_ex_add.py",
                  "kernel_src_path=src/kernelbench/prompts/model_new_ex_add.py", "eval_mode=local",
-                 "timing_method=cuda_event", "gpu_arch=['Hopper']", "reward_hardening_mode=off",
-                 f"build_dir_prefix={REPO / 'cache'}"], out / "off_run_and_check.log", 900)
+                 "timing_method=cuda_event", "gpu_arch=['Hopper']", "reward_hardening_mode=off"],
+                out / "off_run_and_check.log", 900)
 
 
 def stage_enforce(out: Path, args) -> dict:
@@ -115,6 +115,7 @@ def stage_enforce(out: Path, args) -> dict:
 
 def stage_redteam(out: Path, args) -> dict:
     r = _run([sys.executable, "scripts/reward_hardening_redteam.py", "--device", "cuda", "--timeout", "300",
+              "--num-perf-trials", str(args.redteam_trials), "--no-progress",
               "--output", str(out / "redteam_cuda.json"), "--summary-output", str(out / "redteam_cuda_summary.json")],
              out / "redteam_cuda.log", args.stage_timeout, env={"KERNELBENCH_DEMO_SCALE": str(args.scale)})
     return r
@@ -140,6 +141,8 @@ def stage_calibrate(out: Path, args) -> dict:
     for scale in [int(s) for s in args.scales.split(",")]:
         os.environ["KERNELBENCH_DEMO_SCALE"] = str(scale)
         for label, problem, src, policy in _honest_candidates():
+            if args.only_fixtures and not label.startswith("fixture:"):
+                continue
             cfg = HardeningConfig(mode="enforce", policy=policy, device="cuda", timeout=300,
                                   num_perf_trials=args.trials, build_dir=default_build_dir(src))
             t = time.time()
@@ -148,6 +151,9 @@ def stage_calibrate(out: Path, args) -> dict:
             ts = rec["metadata"].get("timing_samples") or {}
             rows.append({"scale": scale, "candidate": label, "policy": policy, "status": rh["integrity_status"],
                          "codes": [f["code"] for f in rh["findings"] if f["severity"] != "info"],
+                         "missing_capabilities": {k: v["detail"] for k, v in rh["capabilities"].items()
+                                                  if v["required"] and v["status"] != "AVAILABLE"},
+                         "error_evidence": [f["evidence"] for f in rh["findings"] if f["severity"] == "error"][:2],
                          "verified_ms": rh["verified_runtime"], "reference_ms": rh["verified_reference_runtime"],
                          "event_ms": ts.get("event_ms"), "host_ms": ts.get("host_ms"),
                          "other_streams_ms": ts.get("other_streams_ms"), "wall_s": round(time.time() - t, 2)})
@@ -211,9 +217,8 @@ def stage_overhead(out: Path, args) -> dict:
     os.environ["KERNELBENCH_DEMO_SCALE"] = str(args.scale)
     off = off_mode_evaluator(OffCfg)
     rows = []
-    for label, problem, src, policy in _honest_candidates():
-        if not label.startswith("fixture:"):
-            continue
+    picked = [c for c in _honest_candidates() if c[0].startswith("fixture:")][: args.overhead_n]
+    for label, problem, src, policy in picked:
         row = {"candidate": label}
         with tempfile.TemporaryDirectory() as d:
             path = Path(d) / "k.py"
@@ -237,7 +242,8 @@ def stage_overhead(out: Path, args) -> dict:
 
 def stage_baselines(out: Path, args) -> dict:
     r = _run([sys.executable, "scripts/generate_baseline_time.py", "hardware=H200", "dataset_path=demo",
-              f"output_dir={out / 'timing'}", "compile_modes=['default']"], out / "baselines.log",
+              f"output_dir={out / 'timing'}", f"compile_modes={args.compile_modes}",
+              f"num_trials={args.baseline_trials}"], out / "baselines.log",
              args.stage_timeout, env={"KERNELBENCH_DEMO_SCALE": str(args.baseline_scale)})
     return r
 
@@ -259,9 +265,14 @@ def main() -> int:
     ap.add_argument("--scale", type=int, default=16, help="KERNELBENCH_DEMO_SCALE for red team, do_bench, overhead")
     ap.add_argument("--scales", default="4,16,64", help="scales for calibration")
     ap.add_argument("--baseline-scale", type=int, default=64)
+    ap.add_argument("--baseline-trials", type=int, default=100)
+    ap.add_argument("--compile-modes", default="['default']")
     ap.add_argument("--trials", type=int, default=30)
     ap.add_argument("--parallel", type=int, default=10)
     ap.add_argument("--stage-timeout", type=float, default=480)
+    ap.add_argument("--overhead-n", type=int, default=4)
+    ap.add_argument("--only-fixtures", action="store_true", help="calibrate only the honest GPU fixtures")
+    ap.add_argument("--redteam-trials", type=int, default=10)
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -147,9 +147,9 @@ def main(cfg: BaselineConfig) -> int:
                                   timeout=cfg.timeout, workspace=tempfile.mkdtemp(prefix="kb_baseline_"))
                 if res["ok"] and res["result"]:
                     entries[name] = res["result"]
+                    _merge(out_dir / f"{file_stem}.json", level, {name: res["result"]})  # crash-safe progress
                 else:
                     failures.append((level, name, file_stem, res.get("error")))
-            _merge(out_dir / f"{file_stem}.json", level, entries)
     atomic_write_json(out_dir / "environment.json", environment(device, cfg.precision))
     for level, name, stem, err in failures:
         print(f"[baseline] FAILED level{level} {name} ({stem}): {err}")

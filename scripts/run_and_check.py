@@ -170,8 +170,11 @@ def main(cfg: ScriptConfig) -> int:
         set_gpu_arch(cfg.gpu_arch)
     from kernelbench.procs import run_oneshot
 
-    build_dir = (Path(cfg.build_dir_prefix) if cfg.build_dir_prefix else REPO_ROOT) / "test_build" / \
-        __import__("hashlib").sha256(kernel_src.encode()).hexdigest()[:16]
+    from kernelbench.reward_hardening.config import default_build_dir
+
+    # stable per-source build dir (upstream used the salted hash(), so builds were never reused)
+    build_dir = Path(default_build_dir(kernel_src, str(Path(cfg.build_dir_prefix) / "kernelguard_builds")
+                                       if cfg.build_dir_prefix else None))
     if cfg.clear_cache:
         import shutil
 

@@ -49,6 +49,7 @@ ENV_ALLOWLIST = (
     "LD_LIBRARY_PATH", "CC", "CXX", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "NVIDIA_VISIBLE_DEVICES",
     "KERNELBENCH_DEMO_SCALE", "TRITON_CACHE_DIR", "TRITON_PTXAS_PATH", "PYTHONHASHSEED",
     "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
+    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
 )
 
 
@@ -108,7 +109,11 @@ def make_spill_dir() -> str:
     """A private directory for large frames (in /dev/shm when the machine has it)."""
     import tempfile
 
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    base = None
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+        st = os.statvfs("/dev/shm")
+        if st.f_bavail * st.f_frsize >= 8 << 30:  # small container /dev/shm: use the disk instead
+            base = "/dev/shm"
     return tempfile.mkdtemp(prefix="kernelguard_spill_", dir=base)
 
 
@@ -226,18 +231,76 @@ def tensor_from_wire(meta: dict, data: bytes) -> Any:
     return torch.frombuffer(buf, dtype=torch.uint8).view(dtype).reshape(shape)
 
 
+def value_to_json(v: Any) -> Any:
+    """Plain constructor/forward arguments as JSON (tuples tagged so they come back as tuples)."""
+    if isinstance(v, tuple):
+        return {"__tuple__": [value_to_json(x) for x in v]}
+    if isinstance(v, list):
+        return [value_to_json(x) for x in v]
+    if isinstance(v, dict):
+        return {"__dict__": [[value_to_json(k), value_to_json(x)] for k, x in v.items()]}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return {"__repr__": repr(v)}
+
+
+def value_from_json(v: Any) -> Any:
+    if isinstance(v, list):
+        return [value_from_json(x) for x in v]
+    if isinstance(v, dict):
+        if "__tuple__" in v:
+            return tuple(value_from_json(x) for x in v["__tuple__"])
+        if "__dict__" in v:
+            return {value_from_json(k): value_from_json(x) for k, x in v["__dict__"]}
+        if "__repr__" in v:
+            return v["__repr__"]
+    return v
+
+
 # --------------------------------------------------------------------------- context
+_CTX_LOCK = threading.Lock()
+
+
 def get_context() -> Any:
     """The forkserver context with torch preloaded (CUDA untouched in the server)."""
     global _CTX
-    if _CTX is None:
-        if "forkserver" in mp.get_all_start_methods():
-            ctx = mp.get_context("forkserver")
-            ctx.set_forkserver_preload(["torch", "kernelbench.procs"])
-        else:  # pragma: no cover - platforms without forkserver
-            ctx = mp.get_context("spawn")
-        _CTX = ctx
+    with _CTX_LOCK:
+        if _CTX is None:
+            if "forkserver" in mp.get_all_start_methods():
+                ctx = mp.get_context("forkserver")
+                ctx.set_forkserver_preload(["torch", "kernelbench.procs"])
+                from multiprocessing import forkserver
+
+                env = scrubbed_env()
+                with _MAIN_LOCK, _replaced_environ(env):
+                    main = sys.modules.get("__main__")
+                    saved = {a: vars(main)[a] for a in ("__file__", "__spec__") if main and a in vars(main)}
+                    try:
+                        if main is not None:
+                            if "__file__" in saved:
+                                del main.__file__
+                            main.__spec__ = None
+                        forkserver.ensure_running()
+                    finally:
+                        if main is not None:
+                            for a, v in saved.items():
+                                setattr(main, a, v)
+            else:  # pragma: no cover - platforms without forkserver
+                ctx = mp.get_context("spawn")
+            _CTX = ctx
     return _CTX
+
+
+@contextlib.contextmanager
+def _replaced_environ(env: dict[str, str]):
+    saved = dict(os.environ)
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def scrubbed_env(extra: dict[str, str] | None = None, workspace: str | None = None) -> dict[str, str]:

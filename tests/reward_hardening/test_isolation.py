@@ -79,6 +79,7 @@ def test_spy_learns_nothing_hidden(tmp_path, monkeypatch):
         return value
 
     monkeypatch.setattr(pipeline.secrets, "randbits", recording_randbits)
+    monkeypatch.setenv("KG_TEST_SECRET", "do-not-leak")
     out = tmp_path / "seen.json"
     cfg = HardeningConfig(mode="audit", policy="practical", device="cpu", timeout=20, num_correct_trials=2,
                           num_perf_trials=4)
@@ -95,12 +96,20 @@ def test_spy_learns_nothing_hidden(tmp_path, monkeypatch):
     for s in hidden:  # no hidden seed, in decimal or hex, anywhere the spy could look
         assert str(s) not in seen_text and format(s, "x") not in seen_text
     assert seen["initial_seed"] == 42  # the public construction seed, nothing else
-    assert set(seen["env"]) <= {"PATH", "HOME", "TMPDIR", "TORCH_EXTENSIONS_DIR", "LANG", "LC_ALL", "LC_CTYPE",
+    assert set(seen["env"]) <= {"XDG_CACHE_HOME", "TORCHINDUCTOR_CACHE_DIR", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+                                "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PATH", "HOME", "TMPDIR", "TORCH_EXTENSIONS_DIR", "LANG", "LC_ALL", "LC_CTYPE",
                                 "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CC", "CXX",
                                 "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "NVIDIA_VISIBLE_DEVICES",
                                 "KERNELBENCH_DEMO_SCALE", "TRITON_CACHE_DIR", "TRITON_PTXAS_PATH",
                                 "PYTHONHASHSEED", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
                                 "NVSHMEM_DISABLE_NVLS"}
+    # the forkserver the worker was forked from was started with the same scrubbed environment
+    from kernelbench.procs import ENV_ALLOWLIST
+
+    parent_env = {kv.split("=", 1)[0] for kv in seen["parent_environ"].split("\x00") if "=" in kv}
+    # (pytest's terminal size variables are harmless and may be inherited from the runner)
+    assert parent_env <= set(ENV_ALLOWLIST) | {"COLUMNS", "LINES"}, parent_env - set(ENV_ALLOWLIST)
+    assert "KG_TEST_SECRET" not in seen_text
     # the reference outputs for every hidden seed, recomputed here, are not among the spy's tensors
     ns: dict = {}
     exec(compile(PROBLEM.read_text(), str(PROBLEM), "exec"), ns)

@@ -150,3 +150,18 @@ def test_evaluator_fault_fails_closed(monkeypatch):
     rh = record["reward_hardening"]
     assert rh["integrity_status"] == "FAIL" and "RH-32" in {f["code"] for f in rh["findings"]}
     _validate(record)
+
+
+def _all_solutions():
+    return sorted((p.parent.name, p.name) for p in (DEMO / "solutions").glob("level*/*.py"))
+
+
+@pytest.mark.parametrize("level_dir,name", _all_solutions())
+def test_every_honest_demo_solution_passes_under_practical(level_dir, name):
+    """No false positives on the honest bundled solutions (all levels, tuple init args included)."""
+    level = int(level_dir.removeprefix("level"))
+    ref, sol = _problem(level, name)
+    record = evaluate_hardened(ref, sol, _cfg(num_correct_trials=2, num_perf_trials=4))
+    rh = record["reward_hardening"]
+    bad = [(f["code"], f["evidence"]) for f in rh["findings"] if f["severity"] != "info"]
+    assert rh["integrity_status"] == "PASS", bad

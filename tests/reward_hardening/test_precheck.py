@@ -133,6 +133,8 @@ def test_disabled_codes_removes_that_rule_only():
     assert "RH-01" in full.codes and "RH-13" in full.codes
     off = _run(path, disabled_codes=frozenset({"RH-01"}))
     assert "RH-01" not in off.codes and "RH-13" in off.codes
+    for alias in ("concurrency", "RH-STATIC-CONCURRENCY"):
+        assert "RH-01" not in _run(path, disabled_codes={alias}).codes
 
 
 def test_a_crashing_rule_is_recorded_not_raised(monkeypatch):
@@ -489,3 +491,11 @@ def test_honest_idiom_is_clean(name):
     result = run_precheck(src)
     assert [f for f in result.findings if f.severity == "error"] == [], result.as_dict()["findings"]
     assert all(k["launched"] for k in result.facts.declared_kernels)
+
+
+def test_restoring_strict_fp32_is_not_tamper_but_other_backend_switches_are():
+    src = ("import torch\ntorch.backends.cuda.matmul.allow_tf32 = False\n"
+           "torch.backends.cudnn.allow_tf32 = False\ntorch.backends.cudnn.benchmark = True\n")
+    hits = run_precheck(src).by_code("RH-05").evidence["hits"]
+    assert [h["line"] for h in hits] == [4]
+    assert "RH-11" not in run_precheck(src).codes

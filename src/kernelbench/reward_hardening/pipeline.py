@@ -24,6 +24,8 @@ from kernelbench.procs import (
     WorkerTimeout,
     scrubbed_env,
     tensor_from_wire,
+    value_from_json,
+    value_to_json,
 )
 from kernelbench.reward_hardening import records
 from kernelbench.reward_hardening.config import HardeningConfig
@@ -52,7 +54,7 @@ def _values_from_items(items: list, blobs: list[bytes]) -> list:
         if it.get("kind") == "tensor":
             out.append(tensor_from_wire(it["meta"], blobs[it["blob"]]))
         else:
-            out.append(it.get("value"))
+            out.append(value_from_json(it.get("value")))
     return out
 
 
@@ -68,7 +70,7 @@ def _values_to_items(values: list) -> tuple[list, list[bytes]]:
             items.append({"kind": "tensor", "meta": meta, "blob": len(blobs)})
             blobs.append(data)
         else:
-            items.append({"kind": "value", "value": v})
+            items.append({"kind": "value", "value": value_to_json(v)})
     return items, blobs
 
 
@@ -111,6 +113,15 @@ def _manifest(root: str, skip: tuple[str, ...] = ()) -> dict[str, tuple[int, int
             except OSError:
                 continue
     return out
+
+
+_RESULT_FILES = ("eval_results.json", "verified_eval_results.json", "pass_at_k_results.json")
+
+
+def _without_results(manifest: dict) -> dict:
+    """Drop the batch's own result files (and their atomic-write temp files) from a manifest."""
+    return {k: v for k, v in manifest.items()
+            if not any(k == r or (k.startswith(f".{r}.") and k.endswith(".tmp")) for r in _RESULT_FILES)}
 
 
 def _diff_manifest(before: dict, after: dict) -> dict[str, list[str]]:
@@ -167,7 +178,12 @@ class _Driver:
 def _start_worker(role: str, workspace: str, source_path: str, cfg: HardeningConfig, device: str) -> WorkerHandle:
     build_dir = cfg.build_dir or os.path.join(workspace, "build")
     os.makedirs(build_dir, exist_ok=True)
-    env = scrubbed_env({"TORCH_EXTENSIONS_DIR": build_dir}, workspace=workspace)
+    tmp = os.path.join(workspace, "tmp")
+    env = scrubbed_env({"TORCH_EXTENSIONS_DIR": build_dir,
+                        # JIT caches live with the build (persistent per source) or in tmp/
+                        "TRITON_CACHE_DIR": os.path.join(build_dir, "triton_cache"),
+                        "XDG_CACHE_HOME": os.path.join(tmp, ".cache"),
+                        "TORCHINDUCTOR_CACHE_DIR": os.path.join(tmp, "inductor")}, workspace=workspace)
     spec = {
         "role": role, "source_path": source_path, "device": device, "precision": cfg.precision,
         "allow_tf32": cfg.allow_tf32, "num_threads": cfg.num_threads, "build_dir": build_dir,
@@ -176,8 +192,10 @@ def _start_worker(role: str, workspace: str, source_path: str, cfg: HardeningCon
         "gpu_memory_fraction": cfg.gpu_memory_fraction,
     }
     spec["log_path"] = os.path.abspath(spec["log_path"])
-    handle = WorkerHandle(_WORKER_TARGET, spec, max_response_bytes=cfg.response_limit_bytes,
-                          log_limit_bytes=cfg.log_limit_bytes)
+    # the reference worker runs the trusted problem file: its replies (all hidden inputs and
+    # outputs) are not size-limited; the candidate's are
+    limit = cfg.response_limit_bytes if role == "candidate" else 1 << 46
+    handle = WorkerHandle(_WORKER_TARGET, spec, max_response_bytes=limit, log_limit_bytes=cfg.log_limit_bytes)
     return handle.start()
 
 
@@ -205,7 +223,8 @@ def _run_reference(ref_src: str, cfg: HardeningConfig, root: str, device: str, e
         if cfg.precision == "fp32" and cfg.precision_variants:
             jobs[0]["variants"] = list(cfg.precision_variants)
         jobs += [{"seed": secrets.randbits(62), "kind": f"perturb:{p}", "perturb": p} for p in cfg.perturbations]
-        jobs += [{"seed": secrets.randbits(62), "kind": "bank"} for _ in range(max(1, cfg.timing_bank_size))]
+        jobs += [{"seed": secrets.randbits(62), "kind": "bank", "no_outputs": True}
+                 for _ in range(max(1, cfg.timing_bank_size))]
         reply, blobs = drv.request("gen", {"cmd": "gen", "jobs": [{k: v for k, v in j.items() if k != "kind"}
                                                                   for j in jobs]})
         if not reply.get("ok"):
@@ -299,7 +318,7 @@ def _run_candidate(cand_src: str, cfg: HardeningConfig, root: str, device: str, 
     drv = _Driver("candidate", handle, ev, cfg.timeout)
     try:
         ready = drv.wait_ready()
-        ev.baseline = {k: ready.get(k) for k in ("state", "apis", "concurrency", "pid")}
+        ev.baseline = {k: ready.get(k) for k in ("state", "apis", "concurrency", "pid", "l2")}
         ev.phases.append({"t_s": _t(ev), "phase": "start", "pid": ready.get("pid"), "state": ready.get("state")})
         reply, _ = drv.request("load", {"cmd": "load", "init_inputs": ref["init_items"]}, ref["init_blobs"])
         if not reply.get("ok"):
@@ -360,7 +379,7 @@ def _run_candidate(cand_src: str, cfg: HardeningConfig, root: str, device: str, 
         after = _manifest(workspace, skip)
         ev.workspace_changes = _diff_manifest(before, after)
         for d, snap in watched.items():
-            diff = _diff_manifest(snap, _manifest(d))
+            diff = _diff_manifest(_without_results(snap), _without_results(_manifest(d)))
             for k in ("created", "deleted", "changed"):
                 ev.workspace_changes.setdefault(k, []).extend(os.path.join(d, p) for p in diff[k])
 

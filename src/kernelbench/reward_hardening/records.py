@@ -121,8 +121,11 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
     from kernelbench.reward_hardening import verdict
     from kernelbench.reward_hardening.detectors.timing import sample_times
 
-    findings = _dedupe(findings)
     caps = _capabilities(cfg, ev, device, rejected)
+    missing = {n: c.detail for n, c in caps.items() if c.required and c.status != "AVAILABLE"}
+    if missing:
+        findings = list(findings) + [finding("RH-34", cfg.policy, {"capabilities": missing})]
+    findings = _dedupe(findings)
     status = verdict.decide(findings, caps)
     block = _block(cfg)
     limitations = [NOT_A_SANDBOX]

@@ -37,7 +37,7 @@ from typing import Any
 
 import torch
 
-from kernelbench.procs import recv_frame, send_frame, tensor_from_wire, tensor_to_wire
+from kernelbench.procs import recv_frame, send_frame, tensor_from_wire, tensor_to_wire, value_from_json, value_to_json
 
 # Captured before any candidate code can run in this process.
 _monotonic_ns = time.monotonic_ns
@@ -78,13 +78,25 @@ def _resolve(dotted: str) -> Any:
     return obj
 
 
+_HARNESS_NAMES = ("_monotonic_ns", "_perf_counter_ns", "_sha256", "_tensor_cpu", "_tensor_clone", "_cuda_sync",
+                  "_Event", "_roll", "_plain_copy", "_digest", "output_evidence", "inputs_to_wire", "send_frame",
+                  "recv_frame", "tensor_to_wire", "api_identities", "backend_state", "concurrency",
+                  "l2_persistence_state", "reset_l2_persistence")
+
+
 def api_identities() -> dict[str, int]:
+    """``id()`` of the public APIs and of this harness's own private helpers."""
     out = {}
     for name in WATCHED_APIS:
         try:
             out[name] = id(_resolve(name))
         except Exception:
             out[name] = -1
+    module = sys.modules.get(__name__)
+    for name in _HARNESS_NAMES:
+        out[f"harness.{name}"] = id(getattr(module, name, None))
+    for name in ("cmd_call", "cmd_time", "cmd_last", "reply"):
+        out[f"harness.Harness.{name}"] = id(getattr(Harness, name, None))
     return out
 
 
@@ -259,7 +271,7 @@ def inputs_from_wire(header_inputs: list, blobs: list[bytes], device: torch.devi
             t = tensor_from_wire(item["meta"], blobs[item["blob"]])
             values.append(t.to(device))
         else:
-            values.append(item.get("value"))
+            values.append(value_from_json(item.get("value")))
     return values
 
 
@@ -271,8 +283,7 @@ def inputs_to_wire(values: list) -> tuple[list, list[bytes]]:
             items.append({"kind": "tensor", "meta": meta, "blob": len(blobs)})
             blobs.append(data)
         else:
-            items.append({"kind": "value", "value": v if _isinstance(v, (int, float, bool, str, type(None), list))
-                          else repr(v)})
+            items.append({"kind": "value", "value": value_to_json(v)})
     return items, blobs
 
 
@@ -365,6 +376,8 @@ class Harness:
         (a @ a).sum().item()
         self.baseline = {"state": backend_state(), "apis": api_identities(), "concurrency": concurrency(),
                          "pid": os.getpid()}
+        if self.device.type == "cuda":
+            self.baseline["l2"] = l2_persistence_state(torch.cuda.current_stream(self.device).cuda_stream)
         self.reply({"event": "ready", **self.baseline})
         handlers = {
             "load": self.cmd_load, "gen": self.cmd_gen, "outputs": self.cmd_outputs, "call": self.cmd_call,
@@ -481,7 +494,7 @@ class Harness:
                 raw = self._perturb(raw, job["perturb"], rng)
             inputs = self._process(raw)
             torch.manual_seed(job["seed"])
-            out = self._run_reference(inputs)
+            out = [] if job.get("no_outputs") else self._run_reference(inputs)
             outs = _flat_tensors(out)
             in_items, in_blobs = inputs_to_wire(inputs)
             for it in in_items:
@@ -653,34 +666,69 @@ class Harness:
     def cmd_profile(self, header: dict, blobs: list[bytes]) -> None:
         inputs = inputs_from_wire(header["inputs"], blobs, self.device)
         # The autograd profiler (Kineto/CUPTI underneath) starts in milliseconds; the
-        # torch.profiler front end first imports torch._inductor (seconds per worker).
-        from torch.autograd import profiler as autograd_profiler
+        # torch.profiler front end first imports torch._inductor (seconds per worker), so
+        # it is only the fallback.
+        errors = []
+        prof = None
+        for attempt in ("autograd", "torch.profiler"):
+            try:
+                if attempt == "autograd":
+                    from torch.autograd import profiler as autograd_profiler
 
-        kwargs = {"use_device": "cuda"} if self.device.type == "cuda" else {}
-        self.sync()
-        with autograd_profiler.profile(**kwargs) as prof:
-            t0 = _monotonic_ns()
-            with torch.no_grad():
-                self.model(*inputs)
-            t_ret_in = _monotonic_ns()
-            self.sync()
+                    kwargs = {"use_device": "cuda"} if self.device.type == "cuda" else {}
+                    ctx = autograd_profiler.profile(**kwargs)
+                else:
+                    from torch.profiler import ProfilerActivity, profile
+
+                    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.device.type == "cuda" else [])
+                    ctx = profile(activities=acts)
+                self.sync()
+                with ctx as prof:
+                    t0 = _monotonic_ns()
+                    with torch.no_grad():
+                        self.model(*inputs)
+                    t_ret_in = _monotonic_ns()
+                    self.sync()
+                break
+            except Exception as exc:
+                errors.append(f"{attempt}: {type(exc).__name__}: {exc}")
+                prof = None
+        if prof is None:
+            raise RuntimeError("; ".join(errors))
         wall_ms = (t_ret_in - t0) / 1e6
         ops = []
         for evt in prof.key_averages():
+            dev_us = 0.0
+            for attr in ("self_device_time_total", "self_cuda_time_total"):
+                try:
+                    dev_us = float(getattr(evt, attr) or 0.0)
+                    break
+                except Exception:
+                    continue
             ops.append({
-                "name": evt.key,
+                "name": str(evt.key),
                 "count": int(evt.count),
                 "self_cpu_us": float(evt.self_cpu_time_total),
-                "device_us": float(getattr(evt, "self_device_time_total", 0.0) or getattr(evt, "self_cuda_time_total", 0.0) or 0.0),
+                "device_us": dev_us,
                 "device_type": str(getattr(evt, "device_type", "")),
             })
         kernels = []
         if self.device.type == "cuda":
-            for evt in prof.events():
+            events = getattr(prof, "function_events", None)  # autograd profiler
+            if events is None:
+                events = prof.events()  # torch.profiler front end
+            for evt in events:
                 dt = str(getattr(evt, "device_type", ""))
                 if dt.endswith("CUDA"):
-                    kernels.append({"name": evt.name, "device_us": float(getattr(evt, "device_time", 0.0) or 0.0)})
-        self.reply({"wall_ms": wall_ms, "ops": ops, "kernels": kernels[:5000]})
+                    t = 0.0
+                    for attr in ("device_time", "self_device_time_total", "cuda_time", "self_cuda_time_total"):
+                        try:
+                            t = float(getattr(evt, attr) or 0.0)
+                            break
+                        except Exception:
+                            continue
+                    kernels.append({"name": str(evt.name), "device_us": t})
+        self.reply({"wall_ms": wall_ms, "ops": ops, "kernels": kernels[:5000], "profile_errors": errors})
 
     def _snapshot(self) -> dict:
         snap = {"state": backend_state(), "apis": api_identities(), "concurrency": concurrency(),

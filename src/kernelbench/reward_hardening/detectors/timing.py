@@ -19,9 +19,11 @@ def timing_inconsistent(ev):
     The parent stamps CLOCK_MONOTONIC when it sends each timing request and when the
     reply arrives; the worker reports its own start/return/end stamps on the same
     clock.  Stamps outside the window are forged.  The unexplained remainder
-    (round trip minus reported time) is compared with the reference worker's, which
+    (round trip minus reported time, its floor over all samples) is compared with the
+    reference worker's, which
     ran the identical protocol on the same inputs: work moved out of the measured
-    interval inside the worker (hooks on the harness, patched clocks) shows up there.
+    interval inside the worker (hooks on the harness, patched clocks) shows up there
+    once it is larger than both the scheduler slack and the reported time itself.
     """
     if not ev.samples:
         return []
@@ -32,12 +34,17 @@ def timing_inconsistent(ev):
         evidence["stamps_outside_parent_window"] = bad_order[:10]
     cfg = ev.config
     if ev.reference_samples:
-        cand = statistics.median(_overheads(ev.samples))
-        ref = statistics.median(_overheads(ev.reference_samples))
-        limit = cfg.timing_overhead_factor * max(ref, 0.0) + cfg.timing_overhead_slack_ms
-        if cand > limit:
-            evidence["unexplained_overhead_ms"] = {"candidate_median": round(cand, 4),
-                                                   "reference_median": round(ref, 4), "limit": round(limit, 4)}
+        # Floors, not medians: scheduler noise only ever adds time to some samples, while
+        # work hidden outside the measured interval adds to every one of them.
+        cand = min(_overheads(ev.samples))
+        ref = max(min(_overheads(ev.reference_samples)), 0.0)
+        host = statistics.median(s.host_ms for s in ev.samples)
+        excess_limit = max(cfg.timing_overhead_slack_ms, host)
+        if cand - ref > excess_limit and cand > cfg.timing_overhead_factor * ref:
+            evidence["unexplained_overhead_ms"] = {"candidate_floor": round(cand, 4),
+                                                   "reference_floor": round(ref, 4),
+                                                   "reported_median": round(host, 4),
+                                                   "excess_limit": round(excess_limit, 4)}
     if not evidence:
         return []
     return [finding("RH-26", cfg.policy, evidence)]
@@ -63,10 +70,12 @@ def async_escape(ev):
     a side stream, a graph or a thread finishes later and is only inside the host
     interval (which ends after ``cudaDeviceSynchronize``).  A sample is rejected when
     ``host > ratio * event + slack`` (thresholds calibrated on honest kernels, see
-    docs/validation/H200.md); any rejected sample withholds the trusted time.
+    docs/validation/H200.md); two or more rejected samples (and more than 5%) withhold
+    the trusted time, while a single isolated host-side hiccup is tolerated.
     """
     rejected = rejected_async_samples(ev)
-    if not rejected:
+    # one isolated host-side hiccup (preemption) is noise; escaped work shows in most samples
+    if len(rejected) < max(2, int(0.05 * len(ev.samples)) + 1):
         return []
     worst = max((s for s in ev.samples if s.index in rejected), key=lambda s: s.host_ms - (s.event_ms or 0))
     return [finding("RH-36", ev.config.policy, {

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelbench.reward_hardening.codes import CODES
 from kernelbench.reward_hardening.findings import Finding, finding
 
 from . import (
@@ -122,19 +123,22 @@ def run_precheck(candidate_src: str, reference_src: str | None = None, policy: s
                  context: Context | None = None) -> PrecheckResult:
     """Run every enabled static rule over ``candidate_src``.
 
+    ``disabled_codes`` switches rules off by code (``"RH-01"``), rule name
+    (``"concurrency"``) or detector name (``"RH-STATIC-CONCURRENCY"``).
+
     Returns one :class:`Finding` per code that fired (severity from the code table
     for ``policy``), with ``evidence = {"hits": [{"line", "what", ...}, ...], "rule": name}``,
     plus the :class:`SourceFacts`.  A source that does not parse yields no findings and
     ``facts.syntax_error``; a rule that raises is recorded in ``facts.rule_errors``
     and skipped.
     """
-    disabled = frozenset(disabled_codes)
+    disabled = frozenset(disabled_codes or ())
     ctx = context if context is not None else analyse(candidate_src, reference_src, policy, backend, precision)
     result = PrecheckResult(facts=ctx.facts)
     if ctx.tree is None:
         return result
     for rule in RULES:
-        if rule.code in disabled:
+        if disabled and (rule.code in disabled or rule.name in disabled or CODES[rule.code].detector in disabled):
             continue
         try:
             hits = rule.check(ctx)

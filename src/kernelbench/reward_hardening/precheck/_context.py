@@ -341,6 +341,7 @@ class Context:
         self.docstring_ids: set[int] = set()
         self.ref_constants: dict[str, Any] = {}
         self.ref_defs: dict[str, str] = {}
+        self.ref_assigns: dict[str, ast.AST] = {}  # reference module-level NAME = <expr>
         self.module_level_bindings: list[tuple[int, str, ast.AST, ast.AST | None]] = []
         self._alias: dict[str, list[tuple[ast.AST | None, str, bool]]] = {}
         self._dotted_alias: dict[str, tuple[str, bool]] = {}
@@ -528,6 +529,9 @@ class Context:
                         continue
                     self._add_alias(self.scope_of(target), target.id, qname, rooted)
                 elif isinstance(target, ast.Attribute) and (rooted or isinstance(value, (ast.Name, ast.Attribute))):
+                    base = self._res(target.value)
+                    if base is not None and base[1]:
+                        continue  # a write into a module is tampering (RH-05), not an alias
                     dotted = self._dotted(target)
                     if dotted:
                         self._dotted_alias[dotted] = (qname, rooted)
@@ -866,8 +870,10 @@ class Context:
     def _target_store(self, t: ast.AST, how: str, stmt: ast.AST, value: ast.AST | None) -> None:
         line = getattr(t, "lineno", getattr(stmt, "lineno", 0))
         if isinstance(t, ast.Attribute):
-            r = self._res(t)
-            self.stores.append(Store(line, r[0] if r else None, bool(r and r[1]), how, stmt, value))
+            # resolve the object written into, never an alias named after the target itself
+            base = self._res(t.value)
+            self.stores.append(Store(line, f"{base[0]}.{t.attr}" if base else None, bool(base and base[1]), how,
+                                     stmt, value))
         elif isinstance(t, ast.Subscript):
             r = self._res(t)
             if r is not None:
@@ -1248,8 +1254,10 @@ class Context:
         declared: list[dict] = []
         # C++/CUDA extensions
         for m in self.ext_modules:
-            toks = [t for u in m.units for t in u.tokens]
-            an = _cxx.analyse_module(toks)
+            if len(m.units) == 1:
+                an = self.unit_analysis(m.units[0])
+            else:
+                an = _cxx.analyse_module([t for u in m.units for t in u.tokens])
             for u in m.units:
                 for i, t in enumerate(u.tokens):
                     if t.kind == "ident" and t.text in ("TORCH_LIBRARY", "TORCH_LIBRARY_FRAGMENT") \
@@ -1285,7 +1293,7 @@ class Context:
         for u in self.units:
             if u.module is not None:
                 continue
-            an = _cxx.analyse_module(u.tokens)
+            an = self.unit_analysis(u)
             for kname, kline in an.kernels.items():
                 if (kname, kline) not in known:
                     declared.append({"name": kname, "kind": "cuda", "launched": False, "line": kline, "module": None})
@@ -1305,6 +1313,13 @@ class Context:
                             q.split(".")[-1] in ("kernel", "jit", "prim_func"):
                         other_backend = True
         self.facts.custom_backend_declared = bool(declared) or bool(self.ext_modules) or other_backend
+
+    @staticmethod
+    def unit_analysis(u: _cxx.Unit) -> _cxx.ModuleAnalysis:
+        """Functions, kernels and bindings of one C/C++ unit (cached)."""
+        if u.analysis is None:
+            u.analysis = _cxx.analyse_module(u.tokens)
+        return u.analysis
 
     # -- torch compute classification ------------------------------------
     def torch_compute_op(self, node: ast.AST, cls: str | None) -> str | None:
@@ -1438,6 +1453,12 @@ class Context:
         for st in rtree.body:
             if isinstance(st, DEF_NODES):
                 self.ref_defs[st.name] = ast.dump(st)
+            elif isinstance(st, ast.Assign) and st.value is not None:
+                for t in st.targets:
+                    if isinstance(t, ast.Name):
+                        self.ref_assigns[t.id] = st.value
+            elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
+                self.ref_assigns[st.target.id] = st.value
 
     # -- helpers for rules ------------------------------------------------
     def ref_hits(self, prefixes: Iterable[str], *, exclude: Iterable[str] = (), label: str | None = None,

@@ -53,16 +53,20 @@ class Unit:
     lang: str = "cxx"  # cpp | cuda | cxx (unknown)
     module: int | None = None  # index of the load_inline/load call it was passed to
     tokens: list[CTok] = field(default_factory=list)
+    analysis: ModuleAnalysis | None = None  # cache for analyse_module(tokens)
+    _newlines: list[int] | None = None
 
     def line_of(self, offset: int) -> int:
-        i = max(0, bisect.bisect_right(self.seg_starts, offset) - 1)
         if not self.seg_starts:
             return 0
+        i = max(0, bisect.bisect_right(self.seg_starts, offset) - 1)
         base = self.seg_lines[i]
         if not self.seg_multiline[i]:
             return base
-        start = self.seg_starts[i]
-        return base + self.text.count("\n", start, offset)
+        if self._newlines is None:
+            self._newlines = [k for k, c in enumerate(self.text) if c == "\n"]
+        nl = self._newlines
+        return base + bisect.bisect_left(nl, offset) - bisect.bisect_left(nl, self.seg_starts[i])
 
 
 _PUNCTS = sorted(
@@ -486,15 +490,16 @@ def analyse_module(toks: list[CTok]) -> ModuleAnalysis:
 
     kernel_refs: dict[str, list[int]] = {}
     outside: set[str] = set()
-    body_ranges = sorted((f.body_start, f.body_end) for fs in functions.values() for f in fs)
+    inside = bytearray(n + 1)
+    for fs in functions.values():
+        for f in fs:
+            inside[f.body_start:f.body_end] = b"\x01" * max(0, f.body_end - f.body_start)
     for k, t in enumerate(code):
         if t.kind == "ident" and t.text in kernels:
             kernel_refs.setdefault(t.text, []).append(k)
             nxt = code[k + 1].text if k + 1 < n else ""
-            if nxt == "<<<" or nxt == "<":
-                inside = any(a <= k < b for a, b in body_ranges)
-                if not inside:
-                    outside.add(t.text)
+            if (nxt == "<<<" or nxt == "<") and not inside[k]:
+                outside.add(t.text)
 
     pybind: dict[str, str] = {}
     names_only: set[str] = set()

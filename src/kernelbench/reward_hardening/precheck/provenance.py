@@ -35,7 +35,10 @@ Known limits
     Reachability is static and not branch-sensitive: a kernel launched only on a branch
     never taken for the benchmark shapes counts as launched.  Calls through containers,
     ``functools.partial`` or dynamically computed attribute names are not followed.
-    RH-31 checks at run time which kernels really ran.
+    Data movement (``torch.cat`` / ``stack`` / ``F.pad`` / ``reshape``) and random
+    generators are treated as non-compute, so a problem whose whole work is a
+    concatenation is not caught here.  Python arithmetic operators other than ``@``
+    (``y + bias``) are not counted.  RH-31 checks at run time which kernels really ran.
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ What it catches
     * calls to ``get_inputs``, ``get_init_inputs`` or ``Model(...)``;
     * module-level (re)definitions of ``Model``, ``get_inputs`` or ``get_init_inputs``
       that differ from the reference's (all of them when no reference is given);
-    * module-level bindings of a name that is a module-level constant of the
-      reference with a different (or non-literal) value — the evidence names the
-      constant and both values;
+    * module-level bindings of a name that the reference assigns at module level
+      (``N = 2048``, ``batch_size = 64 * SCALE``) with a different value or
+      expression — the evidence names the constant and both values;
     * ``global`` statements naming a reference name or constant, or a name the
       candidate does not bind at module level itself (it can only come from a shared
       namespace), and writes through ``globals()[...]`` / ``globals().update``.
@@ -69,6 +69,16 @@ def derives_from_reference(ctx: Context, cls: ast.ClassDef, seen: set[str]) -> s
     return None
 
 
+def _source(node: ast.AST | None) -> str:
+    if node is None:
+        return "<non-literal>"
+    try:
+        text = ast.unparse(node)
+    except Exception:  # noqa: BLE001
+        return "<non-literal>"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _fmt(v: object) -> object:
     return v if isinstance(v, (int, float, str, bool)) or v is None else repr(v)
 
@@ -96,17 +106,18 @@ def check(ctx: Context) -> list[Hit]:
                 continue
             hits.append(hit(line, f"redefines reference name {name}"))
             continue
-        if name not in ctx.ref_constants:
+        ref_node = ctx.ref_assigns.get(name)
+        if ref_node is None:
             continue
-        ref_val = ctx.ref_constants[name]
-        if value is None:
-            hits.append(hit(line, f"rebinds reference constant {name}", constant=name, reference_value=_fmt(ref_val),
-                            candidate_value="<non-literal>"))
+        ref_ok, ref_val = literal_value(ref_node)
+        ok, cand = literal_value(value) if value is not None else (False, None)
+        if ok and ref_ok and cand == ref_val and type(cand) is type(ref_val):
             continue
-        ok, cand = literal_value(value)
-        if not ok or cand != ref_val or type(cand) is not type(ref_val):
-            hits.append(hit(line, f"rebinds reference constant {name}", constant=name, reference_value=_fmt(ref_val),
-                            candidate_value=_fmt(cand) if ok else "<non-literal>"))
+        if value is not None and ast.dump(value) == ast.dump(ref_node):
+            continue  # the same expression, e.g. `batch_size = 64 * SCALE` copied verbatim
+        hits.append(hit(line, f"rebinds reference constant {name}", constant=name,
+                        reference_value=_fmt(ref_val) if ref_ok else _source(ref_node),
+                        candidate_value=_fmt(cand) if ok else _source(value)))
     own = {name for _, name, _, _ in ctx.module_level_bindings}
     for node in ast.walk(ctx.tree):
         if isinstance(node, ast.Global):

@@ -31,12 +31,14 @@ Known limits
     Targets reached through function return values or containers
     (``for m in (torch, time): setattr(m, ...)``) are not resolved.  Setting backend
     switches such as ``torch.backends.cudnn.benchmark`` is reported here as well (it
-    is global state the reference shares).
+    is global state the reference shares); only switches that restore strict fp32
+    (``allow_tf32 = False``, ``fp32_precision = "ieee"``) are exempt.
 """
 
 from __future__ import annotations
 
-from . import _cxx
+import ast
+
 from ._context import Context, Hit, Rule, hit
 
 LIBRARY_CALLS = ("torch.library.Library", "torch.library.impl", "torch.library.register_kernel",
@@ -52,6 +54,18 @@ CXX_TAMPER = {"cudaEventElapsedTime", "cuEventElapsedTime", "mprotect", "ptrace"
               "pkey_mprotect"}
 
 
+def _tightens_precision(ctx: Context, s) -> bool:
+    """``torch.backends...allow_tf32 = False`` / ``fp32_precision = "ieee"`` only restores strict fp32."""
+    if not s.qname.startswith("torch.backends.") or s.how not in ("assign", "annassign", "setattr"):
+        return False
+    attr = s.qname.rsplit(".", 1)[-1]
+    if attr.startswith("allow_") and ("tf32" in attr or "reduced_precision" in attr or "fp16" in attr):
+        return isinstance(s.value, ast.Constant) and s.value.value is False
+    if attr == "fp32_precision":
+        return ctx.fold_str(s.value) == "ieee" if s.value is not None else False
+    return False
+
+
 def check(ctx: Context) -> list[Hit]:
     hits = []
     for s in ctx.stores:
@@ -59,6 +73,8 @@ def check(ctx: Context) -> list[Hit]:
             continue
         q = s.qname
         if q == "os.environ" or q.startswith(("os.environ.", "os.environb", "os.putenv", "os.unsetenv")):
+            continue
+        if _tightens_precision(ctx, s):
             continue
         if s.how == "mutate":
             hits.append(hit(s.line, f"{q}.{s.detail}()"))
@@ -74,7 +90,7 @@ def check(ctx: Context) -> list[Hit]:
             hits.append(hit(c.line, q))
     hits += ctx.cxx_hits(CXX_TAMPER)
     for u in ctx.units:
-        for name, defs in _cxx.analyse_module(u.tokens).functions.items():
+        for name, defs in ctx.unit_analysis(u).functions.items():
             if name in INTERPOSABLE:
                 hits += [hit(f.line, f"C++: defines {name} (interposes the CUDA/system symbol)") for f in defs]
         toks = u.tokens

@@ -1,0 +1,62 @@
+"""eval_from_generations in hardened modes writes schema-valid verified_eval_results.json."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import torch
+
+from kernelbench.reward_hardening.records import load_schema
+
+REPO = Path(__file__).resolve().parents[2]
+SOL = REPO / "src" / "kernelbench" / "demo_tasks" / "solutions" / "level1"
+WRONG = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, *a):\n        return torch.zeros_like(a[0])\n"
+
+
+def _run(runs_dir: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "scripts" / "eval_from_generations.py"), "run_name=h",
+                           "dataset_src=local", "dataset_path=demo", "level=1", "problem_ids=[1,2]",
+                           "num_correct_trials=2", "num_perf_trials=4", "timeout=20", f"runs_dir={runs_dir}",
+                           f"kernel_eval_build_dir={runs_dir / 'cache'}", *extra],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def _layout(runs_dir: Path) -> Path:
+    run = runs_dir / "h"
+    run.mkdir(parents=True)
+    (run / "level_1_problem_1_sample_0_kernel.py").write_text((SOL / "1_Elementwise_add.py").read_text())
+    (run / "level_1_problem_2_sample_0_kernel.py").write_text(WRONG)
+    return run
+
+
+def _validate_file(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    schema = load_schema()
+    jsonschema.validate(data, {**schema, "$ref": "#/$defs/results_file"})
+    return data
+
+
+def test_audit_batch_on_cpu(tmp_path):
+    run = _layout(tmp_path)
+    proc = _run(tmp_path, "device=cpu", "reward_hardening_mode=audit", "reward_hardening_policy=practical")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = _validate_file(run / "verified_eval_results.json")
+    assert not (run / "eval_results.json").exists()
+    good, bad = data["1"][0]["reward_hardening"], data["2"][0]["reward_hardening"]
+    assert good["integrity_status"] == "PASS" and good["verified_runtime"] > 0
+    assert bad["integrity_status"] == "FAIL" and "RH-18" in {f["code"] for f in bad["findings"]}
+    assert data["1"][0]["sample_id"] == 0 and data["1"][0]["compiled"] is True
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="exercises the no-CUDA path")
+def test_enforce_batch_without_cuda_is_unsupported(tmp_path):
+    run = _layout(tmp_path)
+    proc = _run(tmp_path, "reward_hardening_mode=enforce")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = _validate_file(run / "verified_eval_results.json")
+    for pid in ("1", "2"):
+        rh = data[pid][0]["reward_hardening"]
+        assert rh["integrity_status"] == "UNSUPPORTED" and rh["findings"][0]["code"] == "RH-14"

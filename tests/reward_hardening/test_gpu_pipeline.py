@@ -1,0 +1,33 @@
+"""Hardened path on a real CUDA device (skipped without one; run on the H200)."""
+
+import pytest
+
+from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
+from kernelbench.reward_hardening.config import default_build_dir
+from kernelbench.reward_hardening.fixtures import fixture_source, get_fixture, observed_matches, problem_source
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.mark.parametrize("fid", ["gpu_honest_triton_add", "gpu_side_stream_python", "gpu_tf32_switch"])
+def test_gpu_fixture_behaves_as_designed(fid):
+    f = get_fixture(fid)
+    src = fixture_source(f)
+    cfg = HardeningConfig(mode=f.mode, policy=f.policy, device="cuda", timeout=300, num_correct_trials=3,
+                          num_perf_trials=20, build_dir=default_build_dir(src))
+    record = evaluate_hardened(problem_source(f), src, cfg)
+    ok, reasons = observed_matches(f, record)
+    assert ok, reasons
+
+
+def test_cuda_records_event_and_host_times():
+    f = get_fixture("gpu_honest_triton_add")
+    src = fixture_source(f)
+    record = evaluate_hardened(problem_source(f), src, HardeningConfig(
+        mode="enforce", policy="source_strict", device="cuda", timeout=300, num_perf_trials=10,
+        build_dir=default_build_dir(src)))
+    ts = record["metadata"]["timing_samples"]
+    assert all(e is not None and e > 0 for e in ts["event_ms"])
+    assert record["reward_hardening"]["capabilities"]["async_timing_check"]["status"] == "AVAILABLE"
+    assert record["reward_hardening"]["capabilities"]["backend_profiler"]["status"] == "AVAILABLE"
+    assert record["metadata"]["gpu_memory"]["peak_allocated_bytes"] > 0

@@ -1,0 +1,246 @@
+"""The red-team regression suite: registry, full CPU run, load-bearing detectors, hidden data.
+
+(a) the fixture registry is well formed;
+(b) the full CPU red-team run (``scripts/reward_hardening_redteam.py``, one subprocess per
+    test session) exits 0 and its JSON says every observation matched;
+(c) for every code some CPU fixture requires, switching that code off
+    (``--disable-detector``) makes exactly those fixtures mismatch and the suite fail;
+(d) the hidden-data probe stayed unverified and was caught by RH-07 and RH-18.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernelbench.reward_hardening.codes import CODES
+from kernelbench.reward_hardening.fixtures import (
+    FIXTURE_DIR,
+    FIXTURES,
+    Fixture,
+    benign_forbidden_codes,
+    fixture_source,
+    get_fixture,
+    observed_matches,
+    problem_source,
+    select,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "reward_hardening_redteam.py"
+CPU = select(device="cpu")
+ATTACK_ID = re.compile(r"^(A(0[1-9]|[1-4][0-9])|benign|DOS)$")
+
+
+# --------------------------------------------------------------------------- (a) registry
+def test_ids_unique_and_lookup():
+    ids = [f.id for f in FIXTURES]
+    assert len(ids) == len(set(ids))
+    for f in FIXTURES:
+        assert get_fixture(f.id) is f
+    with pytest.raises(KeyError):
+        get_fixture("no_such_fixture")
+
+
+def test_enough_cpu_fixtures():
+    attacks = [f for f in CPU if not f.benign]
+    benign = [f for f in CPU if f.benign]
+    assert len(attacks) >= 30, len(attacks)
+    assert len(benign) >= 5, len(benign)
+    # at least a few of each kind of judgement
+    assert sum(f.mode == "enforce" for f in CPU) >= 4
+    assert sum(f.mode == "audit" and not f.benign for f in CPU) >= 25
+    assert any(f.expected_status == "SUSPICIOUS" for f in CPU)
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.id)
+def test_fixture_well_formed(fixture: Fixture):
+    assert re.fullmatch(r"[a-z0-9_]+", fixture.id)
+    assert ATTACK_ID.match(fixture.attack), fixture.attack
+    assert fixture.policy in ("source_strict", "practical")
+    assert fixture.mode in ("audit", "enforce")
+    assert fixture.device in ("cpu", "cuda")
+    assert fixture.expected_status in ("PASS", "FAIL", "SUSPICIOUS", "UNSUPPORTED")
+    assert fixture.description
+    for code in fixture.must_raise + fixture.must_not_raise:
+        assert code in CODES, code
+    assert not set(fixture.must_raise) & set(fixture.must_not_raise)
+    # files exist; the candidate file starts with a docstring saying what it is
+    assert fixture.source_path.is_file(), fixture.source_path
+    assert fixture.source_path.resolve().is_relative_to(FIXTURE_DIR)
+    assert fixture.problem_path.is_file(), fixture.problem_path
+    assert "class Model" in problem_source(fixture)
+    tree = ast.parse(fixture_source(fixture))
+    doc = ast.get_docstring(tree)
+    assert doc and len(doc) > 80, f"{fixture.source_file} needs a docstring explaining the attack"
+    if fixture.benign:
+        assert fixture.expected_status == "PASS" and not fixture.must_raise
+        assert set(benign_forbidden_codes(fixture.policy)) <= set(fixture.must_not_raise)
+    else:
+        assert fixture.expected_status != "PASS" and fixture.must_raise
+
+
+def test_every_source_file_is_used_and_never_a_package():
+    used = {f.source_path.resolve() for f in FIXTURES}
+    on_disk = {p.resolve() for sub in ("cpu", "cuda") for p in (FIXTURE_DIR / sub).glob("*.py")}
+    assert on_disk == used, sorted(p.name for p in on_disk ^ used)
+    for sub in ("cpu", "cuda"):  # the attacks must never be importable
+        assert not (FIXTURE_DIR / sub / "__init__.py").exists()
+
+
+def test_twins_share_a_source():
+    strict = get_fixture("rt_torch_fallback_strict")
+    twin = get_fixture("benign_torch_fallback_practical")
+    assert strict.source_file == twin.source_file
+    assert (strict.policy, strict.expected_status) == ("source_strict", "FAIL")
+    assert (twin.policy, twin.expected_status) == ("practical", "PASS")
+
+
+def test_select_filters():
+    assert select(device="cuda") == [f for f in FIXTURES if f.device == "cuda"]
+    assert [f.id for f in select(ids=["rt_cache_shape", "benign_add_solution"])] == [
+        "benign_add_solution", "rt_cache_shape"]  # registry order
+    assert "rt_cache_shape" not in [f.id for f in select(exclude=["rt_cache_shape"])]
+    with pytest.raises(KeyError):
+        select(ids=["nope"])
+
+
+def _record(status, codes):
+    return {"reward_hardening": {"integrity_status": status, "findings": [{"code": c} for c in codes]}}
+
+
+def test_observed_matches_rules():
+    f = get_fixture("rt_background_thread")  # FAIL, must raise RH-01, RH-21, RH-25
+    ok, reasons = observed_matches(f, _record("FAIL", ["RH-01", "RH-21", "RH-25", "RH-13"]))
+    assert ok and reasons == []
+    ok, reasons = observed_matches(f, _record("FAIL", ["RH-01", "RH-25"]))
+    assert not ok and any("RH-21" in r for r in reasons)
+    ok, reasons = observed_matches(f, _record("SUSPICIOUS", ["RH-01", "RH-21", "RH-25"]))
+    assert not ok and any("status" in r for r in reasons)
+    b = get_fixture("benign_softmax_solution")
+    assert observed_matches(b, _record("PASS", ["RH-13", "RH-31"]))[0]  # info-level under practical
+    ok, reasons = observed_matches(b, _record("PASS", ["RH-26"]))
+    assert not ok and any("RH-26" in r for r in reasons)
+    assert not observed_matches(b, {})[0]
+
+
+def test_cli_list_and_usage_errors(capsys):
+    import reward_hardening_redteam as rt
+
+    assert rt.main(["--list"]) == 0
+    out = capsys.readouterr().out
+    assert all(f.id in out for f in CPU)
+    for bad in (["--only", "no_such_fixture"], ["--disable-detector", "RH-99"], ["--timeout", "0"]):
+        with pytest.raises(SystemExit) as exc:
+            rt.main(bad + ["--list"])
+        assert exc.value.code == 2
+
+
+# --------------------------------------------------------------------------- (b) the full CPU run
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("redteam")
+    full, summary = out / "redteam.json", out / "summary.json"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--timeout", "5", "--output", str(full), "--summary-output", str(summary),
+         "--no-progress"],
+        cwd=REPO, capture_output=True, text=True, timeout=900)
+    return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
+            "full": json.loads(full.read_text()) if full.exists() else None,
+            "summary": json.loads(summary.read_text()) if summary.exists() else None}
+
+
+@pytest.mark.slow
+def test_full_cpu_run_exits_zero(full_run):
+    summary = full_run["summary"]
+    assert summary is not None, full_run["stderr"][-3000:]
+    assert summary["mismatches"] == [], json.dumps(summary["mismatches"], indent=1)
+    assert full_run["rc"] == 0, full_run["stdout"][-3000:] + full_run["stderr"][-3000:]
+    assert summary["ok"] is True
+    assert summary["counts"]["fixtures"] == len(CPU)
+    assert summary["counts"]["matched"] == len(CPU)
+    assert summary["wall_s"] < 300
+
+
+@pytest.mark.slow
+def test_full_cpu_run_json(full_run):
+    data = full_run["full"]
+    assert data is not None
+    assert set(data["fixtures"]) == {f.id for f in CPU}
+    assert data["config"]["timeout"] == 5.0 and data["config"]["device"] == "cpu"
+    for f in CPU:
+        r = data["fixtures"][f.id]
+        assert r["match"] is True, (f.id, r["reasons"])
+        assert r["expected"]["status"] == f.expected_status
+        assert r["observed"]["status"] == r["record"]["reward_hardening"]["integrity_status"]
+        assert r["wall_s"] >= 0
+        rh = r["record"]["reward_hardening"]
+        assert rh["schema_version"] == "1.1"
+        assert (rh["mode"], rh["policy"]) == (f.mode, f.policy)
+        # only a PASS carries a trusted runtime
+        assert rh["verified"] is (f.expected_status == "PASS")
+        assert (rh["verified_runtime"] is not None) is (f.expected_status == "PASS")
+        if f.mode == "enforce":  # rejected before import: no runtime evidence at all
+            assert r["record"]["compiled"] is False
+            assert not r["record"]["metadata"].get("reward_hardening_phases")
+
+
+@pytest.mark.slow
+def test_full_cpu_run_covers_every_required_code(full_run):
+    cov = full_run["summary"]["coverage"]
+    required = {c for f in CPU for c in f.must_raise}
+    assert set(full_run["summary"]["codes_required"]) == required
+    for code in required:
+        assert cov[code]["required_and_observed"] == cov[code]["required_by"], code
+    for code, entry in cov.items():
+        assert entry["forbidden_but_observed"] == [], (code, entry["forbidden_but_observed"])
+
+
+# --------------------------------------------------------------------------- (c) every detector is load-bearing
+REQUIRED_CODES = sorted({c for f in CPU for c in f.must_raise})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("code", REQUIRED_CODES)
+def test_disabling_a_detector_breaks_the_suite(code, tmp_path):
+    import reward_hardening_redteam as rt
+
+    affected = [f.id for f in CPU if code in f.must_raise]
+    out = tmp_path / "disabled.json"
+    rc = rt.main(["--only", ",".join(affected), "--disable-detector", code, "--timeout", "5", "--output", str(out),
+                  "--no-progress"])
+    assert rc == 1
+    data = json.loads(out.read_text())
+    assert data["config"]["disabled_detectors"] == [code]
+    for fid in affected:
+        r = data["fixtures"][fid]
+        assert r["match"] is False, fid
+        assert code not in r["observed"]["codes"], fid
+        assert any(code in reason for reason in r["reasons"]), (fid, r["reasons"])
+
+
+# --------------------------------------------------------------------------- (d) hidden data stays hidden
+@pytest.mark.slow
+def test_hidden_data_probe_learned_nothing(full_run):
+    r = full_run["full"]["fixtures"]["rt_hidden_data_probe"]
+    record = r["record"]
+    rh = record["reward_hardening"]
+    codes = [f["code"] for f in rh["findings"]]
+    assert rh["integrity_status"] == "FAIL"
+    assert rh["verified"] is False and rh["verified_correctness"] is False and rh["verified_runtime"] is None
+    assert "RH-18" in codes and "RH-07" in codes
+    # it was imported and ran (audit mode), yet was wrong on every hidden input: had any seed
+    # leaked into its environment, its parent's /proc entries or the files around its
+    # workspace, the replayed answer would have matched at least one hidden input.
+    assert record["compiled"] is True
+    assert record["correctness"] is False
+    rh18 = next(f for f in rh["findings"] if f["code"] == "RH-18")
+    failures = rh18["evidence"]["failures"]
+    assert failures and {f["probe"] for f in failures} >= {0}
+    assert record["metadata"]["correctness_trials"].startswith("(0 /")
