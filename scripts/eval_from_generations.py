@@ -20,7 +20,18 @@ from pathlib import Path
 
 from pydra import REQUIRED
 
-from kernelbench.cli import ConfigError, KBConfig, cli_main
+from kernelbench.cli import (
+    BACKENDS,
+    DATASET_SOURCES,
+    EVAL_MODES,
+    HARDENING_MODES,
+    HARDENING_POLICIES,
+    PRECISIONS,
+    TIMING_METHODS,
+    ConfigError,
+    KBConfig,
+    cli_main,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,13 +42,13 @@ class EvalConfig(KBConfig):
                 "num_samples_per_problem")
     FLOAT_KEYS = ("timeout",)
     CHOICES = {
-        "dataset_src": ("local", "huggingface"),
-        "eval_mode": ("local", "modal"),
-        "timing_method": ("cuda_event", "do_bench", "do_bench_impl", "host_time"),
-        "backend": ("cuda", "triton", "cute", "tilelang", "thunderkittens", "hip"),
-        "precision": ("fp32", "fp16", "bf16"),
-        "reward_hardening_mode": ("off", "audit", "enforce"),
-        "reward_hardening_policy": ("source_strict", "practical"),
+        "dataset_src": DATASET_SOURCES,
+        "eval_mode": EVAL_MODES,
+        "timing_method": TIMING_METHODS,
+        "backend": BACKENDS,
+        "precision": PRECISIONS,
+        "reward_hardening_mode": HARDENING_MODES,
+        "reward_hardening_policy": HARDENING_POLICIES,
     }
 
     def __init__(self):
@@ -50,7 +61,7 @@ class EvalConfig(KBConfig):
         self.problem_ids = None
         self.eval_mode = "local"
         self.gpu = "A10G"
-        self.gpu_arch = ["Ada"]
+        self.gpu_arch = None  # None: build for the visible GPU (upstream defaulted to ["Ada"])
         self.runs_dir = str(REPO_ROOT / "runs")
         self.verbose = False
         self.num_correct_trials = 5
@@ -133,7 +144,8 @@ def main(cfg: EvalConfig) -> int:
         try:
             from kernelbench.utils import set_gpu_arch
 
-            set_gpu_arch(cfg.gpu_arch)
+            if cfg.gpu_arch:
+                set_gpu_arch(cfg.gpu_arch)
         except Exception as exc:  # a bad arch list must not stop evaluation
             print(f"[eval] gpu_arch ignored: {exc}")
         n = min(cfg.num_gpu_devices, torch.cuda.device_count())

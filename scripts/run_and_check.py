@@ -24,7 +24,18 @@ from pathlib import Path
 
 from pydra import REQUIRED
 
-from kernelbench.cli import ConfigError, KBConfig, cli_main
+from kernelbench.cli import (
+    BACKENDS,
+    DATASET_SOURCES,
+    EVAL_MODES,
+    HARDENING_MODES,
+    HARDENING_POLICIES,
+    PRECISIONS,
+    TIMING_METHODS,
+    ConfigError,
+    KBConfig,
+    cli_main,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,13 +47,13 @@ class ScriptConfig(KBConfig):
     FLOAT_KEYS = ("timeout",)
     CHOICES = {
         "ref_origin": ("local", "kernelbench"),
-        "dataset_src": ("local", "huggingface"),
-        "eval_mode": ("local", "modal"),
-        "timing_method": ("cuda_event", "do_bench", "do_bench_impl", "host_time"),
-        "backend": ("cuda", "triton", "cute", "tilelang", "thunderkittens", "hip"),
-        "precision": ("fp32", "fp16", "bf16"),
-        "reward_hardening_mode": ("off", "audit", "enforce"),
-        "reward_hardening_policy": ("source_strict", "practical"),
+        "dataset_src": DATASET_SOURCES,
+        "eval_mode": EVAL_MODES,
+        "timing_method": TIMING_METHODS,
+        "backend": BACKENDS,
+        "precision": PRECISIONS,
+        "reward_hardening_mode": HARDENING_MODES,
+        "reward_hardening_policy": HARDENING_POLICIES,
     }
 
     def __init__(self):
@@ -65,7 +76,7 @@ class ScriptConfig(KBConfig):
         self.timing_method = "cuda_event"
         self.build_dir_prefix = ""
         self.clear_cache = False
-        self.gpu_arch = ["Ada"]
+        self.gpu_arch = None  # None: build for the visible GPU (upstream defaulted to ["Ada"])
         self.precision = "fp32"
         self.backend = "cuda"
         self.check_kernel = True
@@ -133,6 +144,15 @@ def main(cfg: ScriptConfig) -> int:
     if cfg.reward_hardening_mode != "off":
         from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
 
+        if cfg.device.startswith("cuda"):
+            import torch
+
+            if torch.cuda.is_available():
+                from kernelbench.utils import set_gpu_arch
+
+                if cfg.gpu_arch:
+                    set_gpu_arch(cfg.gpu_arch)
+
         from kernelbench.reward_hardening.config import default_build_dir
 
         build_dir = Path(default_build_dir(kernel_src, str(Path(cfg.build_dir_prefix) / "kernelguard_builds")
@@ -167,7 +187,8 @@ def main(cfg: ScriptConfig) -> int:
     if device.startswith("cuda"):
         from kernelbench.utils import set_gpu_arch
 
-        set_gpu_arch(cfg.gpu_arch)
+        if cfg.gpu_arch:
+            set_gpu_arch(cfg.gpu_arch)
     from kernelbench.procs import run_oneshot
 
     from kernelbench.reward_hardening.config import default_build_dir

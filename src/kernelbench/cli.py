@@ -18,6 +18,15 @@ import pydra
 
 __all__ = ["ConfigError", "KBConfig", "cli_main", "parse_bool"]
 
+# Accepted values shared by the scripts' configs.
+TIMING_METHODS = ("cuda_event", "do_bench", "do_bench_impl", "host_time")
+BACKENDS = ("cuda", "triton", "cute", "tilelang", "thunderkittens", "hip")
+PRECISIONS = ("fp32", "fp16", "bf16")
+DATASET_SOURCES = ("local", "huggingface")
+HARDENING_MODES = ("off", "audit", "enforce")
+HARDENING_POLICIES = ("source_strict", "practical")
+EVAL_MODES = ("local", "modal")
+
 _TRUE = {"true", "t", "1", "yes", "y", "on"}
 _FALSE = {"false", "f", "0", "no", "n", "off"}
 

@@ -448,16 +448,19 @@ def eval_kernel_against_ref(
         return KernelExecResult(compiled=True, correctness=False, metadata=metadata)
 
     # 5. performance
+    def time_model(model: torch.nn.Module, log: bool) -> dict:
+        synchronize(dev)
+        with torch.no_grad():
+            set_seed(seed_num)
+            inputs = process_inputs(get_inputs(), dev, dtype, backend)
+            times = timing.get_timing_function(timing_method)(
+                model, inputs, num_trials=num_perf_trials, verbose=log, device=dev,
+            )
+        return timing.get_timing_stats(times, device=dev)
+
     if measure_performance and result.correctness:
         try:
-            synchronize(dev)
-            with torch.no_grad():
-                set_seed(seed_num)
-                inputs = process_inputs(get_inputs(), dev, dtype, backend)
-                times = timing.get_timing_function(timing_method)(
-                    custom_model, inputs, num_trials=num_perf_trials, verbose=verbose, device=dev,
-                )
-            stats = timing.get_timing_stats(times, device=dev)
+            stats = time_model(custom_model, verbose)
             result.runtime = stats["mean"]
             result.runtime_stats = stats
         except Exception as exc:
@@ -466,13 +469,7 @@ def eval_kernel_against_ref(
         # 6. excessive-speedup flag (correct kernels only, exception-safe)
         if check_for_excessive_speedup and result.runtime > 0:
             try:
-                with torch.no_grad():
-                    set_seed(seed_num)
-                    inputs = process_inputs(get_inputs(), dev, dtype, backend)
-                    ref_times = timing.get_timing_function(timing_method)(
-                        original_model, inputs, num_trials=num_perf_trials, verbose=False, device=dev,
-                    )
-                ref_stats = timing.get_timing_stats(ref_times, device=dev)
+                ref_stats = time_model(original_model, False)
                 result.ref_runtime = ref_stats["mean"]
                 result.ref_runtime_stats = ref_stats
                 if result.ref_runtime > 0 and result.ref_runtime / result.runtime > excessive_speedup_threshold:

@@ -257,6 +257,33 @@ def value_from_json(v: Any) -> Any:
     return v
 
 
+def values_to_wire(values: list) -> tuple[list, list]:
+    """A list of forward/constructor arguments as (header items, blobs)."""
+    import torch
+
+    items, blobs = [], []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            meta, data = tensor_to_wire(v)
+            items.append({"kind": "tensor", "meta": meta, "blob": len(blobs)})
+            blobs.append(data)
+        else:
+            items.append({"kind": "value", "value": value_to_json(v)})
+    return items, blobs
+
+
+def values_from_wire(items: list, blobs: list, device: Any = None) -> list:
+    """Inverse of :func:`values_to_wire`; tensors land on ``device`` (CPU when None)."""
+    out = []
+    for item in items:
+        if item.get("kind") == "tensor":
+            t = tensor_from_wire(item["meta"], blobs[item["blob"]])
+            out.append(t if device is None else t.to(device))
+        else:
+            out.append(value_from_json(item.get("value")))
+    return out
+
+
 # --------------------------------------------------------------------------- context
 _CTX_LOCK = threading.Lock()
 

@@ -3,9 +3,11 @@
 Every finding KernelGuard can emit has a stable code ``RH-NN`` and a detector name
 ``RH-<NAME>``.  Codes are never reused or renumbered; a retired code stays in the
 table with ``status="removed"``.  ``docs/attack-catalog.md`` and
-``docs/schema-reference.md`` list every code (a test checks that), and
-``scripts/reward_hardening_redteam.py`` proves each one fires on a malicious fixture
-and stays quiet on a benign twin.
+``docs/schema-reference.md`` list every code (a test checks that).  Every runtime
+detector has a malicious and a benign case in ``tests/reward_hardening/test_detectors.py``
+and every static rule has fixtures in ``tests/reward_hardening/precheck_fixtures/``;
+``scripts/reward_hardening_redteam.py`` additionally exercises most codes end to end
+(the attack catalogue lists which fixtures raise which code).
 
 Severities map onto the verdict (see :mod:`kernelbench.reward_hardening.verdict`):
 ``error`` -> FAIL, ``warning`` -> SUSPICIOUS, ``info`` -> recorded only.  A rule's

@@ -65,7 +65,7 @@ class HardeningConfig:
     # judgement
     rel_tol_floor: float = 1e-3
     timing_overhead_factor: float = 4.0
-    timing_overhead_slack_ms: float = 2.0
+    timing_overhead_slack_ms: float = 5.0
     event_host_ratio: float = 1.5  # RH-36: host > ratio * event + slack rejects a sample
     event_host_slack_ms: float = 0.15  # H200 calibration: honest host - event <= 0.124 ms
     other_streams_slack_ms: float = 0.1  # RH-37: device busy after the current stream finished

@@ -23,9 +23,8 @@ from kernelbench.procs import (
     WorkerHandle,
     WorkerTimeout,
     scrubbed_env,
-    tensor_from_wire,
-    value_from_json,
-    value_to_json,
+    values_from_wire,
+    values_to_wire,
 )
 from kernelbench.reward_hardening import records
 from kernelbench.reward_hardening.config import HardeningConfig
@@ -49,29 +48,11 @@ class _PhaseFailed(Exception):
 
 # --------------------------------------------------------------------------- wire helpers
 def _values_from_items(items: list, blobs: list[bytes]) -> list:
-    out = []
-    for it in items:
-        if it.get("kind") == "tensor":
-            out.append(tensor_from_wire(it["meta"], blobs[it["blob"]]))
-        else:
-            out.append(value_from_json(it.get("value")))
-    return out
+    return values_from_wire(items, blobs)
 
 
 def _values_to_items(values: list) -> tuple[list, list[bytes]]:
-    from kernelbench.procs import tensor_to_wire
-
-    import torch
-
-    items, blobs = [], []
-    for v in values:
-        if isinstance(v, torch.Tensor):
-            meta, data = tensor_to_wire(v)
-            items.append({"kind": "tensor", "meta": meta, "blob": len(blobs)})
-            blobs.append(data)
-        else:
-            items.append({"kind": "value", "value": value_to_json(v)})
-    return items, blobs
+    return values_to_wire(values)
 
 
 def _digest_values(values: list) -> list:

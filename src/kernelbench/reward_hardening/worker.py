@@ -37,7 +37,7 @@ from typing import Any
 
 import torch
 
-from kernelbench.procs import recv_frame, send_frame, tensor_from_wire, tensor_to_wire, value_from_json, value_to_json
+from kernelbench.procs import recv_frame, send_frame, tensor_to_wire, values_from_wire, values_to_wire
 
 # Captured before any candidate code can run in this process.
 _monotonic_ns = time.monotonic_ns
@@ -265,26 +265,11 @@ def _digest(t: Any) -> str:
 
 
 def inputs_from_wire(header_inputs: list, blobs: list[bytes], device: torch.device) -> list:
-    values = []
-    for item in header_inputs:
-        if item.get("kind") == "tensor":
-            t = tensor_from_wire(item["meta"], blobs[item["blob"]])
-            values.append(t.to(device))
-        else:
-            values.append(value_from_json(item.get("value")))
-    return values
+    return values_from_wire(header_inputs, blobs, device)
 
 
 def inputs_to_wire(values: list) -> tuple[list, list[bytes]]:
-    items, blobs = [], []
-    for v in values:
-        if _isinstance(v, torch.Tensor):
-            meta, data = tensor_to_wire(v)
-            items.append({"kind": "tensor", "meta": meta, "blob": len(blobs)})
-            blobs.append(data)
-        else:
-            items.append({"kind": "value", "value": value_to_json(v)})
-    return items, blobs
+    return values_to_wire(values)
 
 
 def output_evidence(out: Any, inputs: list, device: torch.device, dtype: torch.dtype, earlier: list) -> dict:

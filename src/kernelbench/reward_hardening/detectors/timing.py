@@ -23,7 +23,8 @@ def timing_inconsistent(ev):
     reference worker's, which
     ran the identical protocol on the same inputs: work moved out of the measured
     interval inside the worker (hooks on the harness, patched clocks) shows up there
-    once it is larger than both the scheduler slack and the reported time itself.
+    once it is larger than both the scheduler slack and twice the reported time (hidden
+    work that would fake at least a 3x speedup).
     """
     if not ev.samples:
         return []
@@ -39,7 +40,7 @@ def timing_inconsistent(ev):
         cand = min(_overheads(ev.samples))
         ref = max(min(_overheads(ev.reference_samples)), 0.0)
         host = statistics.median(s.host_ms for s in ev.samples)
-        excess_limit = max(cfg.timing_overhead_slack_ms, host)
+        excess_limit = max(cfg.timing_overhead_slack_ms, 2.0 * host)
         if cand - ref > excess_limit and cand > cfg.timing_overhead_factor * ref:
             evidence["unexplained_overhead_ms"] = {"candidate_floor": round(cand, 4),
                                                    "reference_floor": round(ref, 4),
@@ -99,8 +100,9 @@ def implausible_speedup(ev):
     """
     if not ev.samples or not ev.reference_samples:
         return []
-    cand = statistics.mean(sample_times(ev))
-    ref = statistics.mean(sample_times(ev, ev.reference_samples))
+    # fastest samples on both sides: noise only ever slows a sample down
+    cand = min(sample_times(ev))
+    ref = min(sample_times(ev, ev.reference_samples))
     if cand <= 0 or ref / cand <= ev.config.max_plausible_speedup:
         return []
     return [finding("RH-41", ev.config.policy, {"speedup": round(ref / cand, 2),
