@@ -115,7 +115,8 @@ def stage_enforce(out: Path, args) -> dict:
 
 def stage_redteam(out: Path, args) -> dict:
     r = _run([sys.executable, "scripts/reward_hardening_redteam.py", "--device", "cuda", "--timeout", "300",
-              "--num-perf-trials", str(args.redteam_trials), "--no-progress",
+              "--num-perf-trials", str(args.redteam_trials), "--no-progress", "--jobs", str(args.redteam_jobs),
+              *(["--only", args.redteam_only] if args.redteam_only else []),
               "--output", str(out / "redteam_cuda.json"), "--summary-output", str(out / "redteam_cuda_summary.json")],
              out / "redteam_cuda.log", args.stage_timeout, env={"KERNELBENCH_DEMO_SCALE": str(args.scale)})
     return r
@@ -273,6 +274,8 @@ def main() -> int:
     ap.add_argument("--overhead-n", type=int, default=4)
     ap.add_argument("--only-fixtures", action="store_true", help="calibrate only the honest GPU fixtures")
     ap.add_argument("--redteam-trials", type=int, default=10)
+    ap.add_argument("--redteam-jobs", type=int, default=1, help="fixtures evaluated concurrently")
+    ap.add_argument("--redteam-only", default="", help="comma-separated fixture ids")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
