@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import _bootstrap  # noqa: F401
 
-import os
 import sys
 from pathlib import Path
 
@@ -28,9 +27,9 @@ from kernelbench.cli import (
     HARDENING_POLICIES,
     PRECISIONS,
     TIMING_METHODS,
-    ConfigError,
     KBConfig,
     cli_main,
+    validate_eval_keys,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -84,21 +83,8 @@ class EvalConfig(KBConfig):
         self.allow_tf32 = False
 
     def validate(self):
-        validate_common(self)
+        validate_eval_keys(self)
 
-
-
-def validate_common(cfg) -> None:
-    device = str(cfg.device).strip().lower()
-    if device not in ("cuda", "cpu") and not device.startswith("cuda:"):
-        raise ConfigError("device", f"got {cfg.device!r}; accepted values: cuda, cpu")
-    cfg.device = device
-    if cfg.reward_hardening_mode != "off" and cfg.eval_mode != "local":
-        raise ConfigError("eval_mode", "reward_hardening_mode=audit|enforce requires eval_mode=local")
-    if cfg.eval_mode == "modal":
-        raise ConfigError("eval_mode", "modal execution is not available in KernelGuard; use eval_mode=local")
-    if cfg.backend == "thunderkittens":
-        cfg.precision = "bf16"
 
 
 def _selected_dataset(cfg):

@@ -35,6 +35,7 @@ from kernelbench.cli import (
     ConfigError,
     KBConfig,
     cli_main,
+    validate_eval_keys,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -87,14 +88,7 @@ class ScriptConfig(KBConfig):
         self.output_file = None
 
     def validate(self):
-        device = str(self.device).strip().lower()
-        if device not in ("cuda", "cpu") and not device.startswith("cuda:"):
-            raise ConfigError("device", f"got {self.device!r}; accepted values: cuda, cpu")
-        self.device = device
-        if self.reward_hardening_mode != "off" and self.eval_mode != "local":
-            raise ConfigError("eval_mode", "reward_hardening_mode=audit|enforce requires eval_mode=local")
-        if self.eval_mode == "modal":
-            raise ConfigError("eval_mode", "modal execution is not available in KernelGuard; use eval_mode=local")
+        validate_eval_keys(self)
         if not self.kernel_src_path:
             raise ConfigError("kernel_src_path", "is required")
         if self.ref_origin == "local" and not self.ref_arch_src_path:
@@ -141,26 +135,25 @@ def main(cfg: ScriptConfig) -> int:
     ref_name, ref_src = _load_reference(cfg)
     kernel_src = _resolve(cfg.kernel_src_path).read_text()
 
+    import torch
+
+    from kernelbench.reward_hardening.config import default_build_dir
+
+    if cfg.gpu_arch and cfg.device.startswith("cuda") and torch.cuda.is_available():
+        from kernelbench.utils import set_gpu_arch
+
+        set_gpu_arch(cfg.gpu_arch)
+    # stable per-source build dir (upstream used the salted hash(), so builds were never reused)
+    build_dir = Path(default_build_dir(kernel_src, str(Path(cfg.build_dir_prefix) / "kernelguard_builds")
+                                       if cfg.build_dir_prefix else None))
+    if cfg.clear_cache:
+        import shutil
+
+        shutil.rmtree(build_dir, ignore_errors=True)
+
     if cfg.reward_hardening_mode != "off":
         from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
 
-        if cfg.device.startswith("cuda"):
-            import torch
-
-            if torch.cuda.is_available():
-                from kernelbench.utils import set_gpu_arch
-
-                if cfg.gpu_arch:
-                    set_gpu_arch(cfg.gpu_arch)
-
-        from kernelbench.reward_hardening.config import default_build_dir
-
-        build_dir = Path(default_build_dir(kernel_src, str(Path(cfg.build_dir_prefix) / "kernelguard_builds")
-                                           if cfg.build_dir_prefix else None))
-        if cfg.clear_cache:
-            import shutil
-
-            shutil.rmtree(build_dir, ignore_errors=True)
         hcfg = HardeningConfig.from_script_config(cfg, build_dir=str(build_dir))
         record = evaluate_hardened(ref_src, kernel_src, hcfg)
         text = json.dumps(record, indent=2)
@@ -175,8 +168,6 @@ def main(cfg: ScriptConfig) -> int:
             atomic_write_json(cfg.output_file, record, indent=2)
         return 0
 
-    import torch
-
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():
         print("error: CUDA is not available; pass device=cpu to run on the CPU", file=sys.stderr)
         return 2
@@ -184,22 +175,8 @@ def main(cfg: ScriptConfig) -> int:
         print("error: the static checker rejected the kernel (set check_kernel=False to skip)", file=sys.stderr)
         return 1
     device = "cuda:0" if cfg.device == "cuda" else cfg.device
-    if device.startswith("cuda"):
-        from kernelbench.utils import set_gpu_arch
-
-        if cfg.gpu_arch:
-            set_gpu_arch(cfg.gpu_arch)
     from kernelbench.procs import run_oneshot
 
-    from kernelbench.reward_hardening.config import default_build_dir
-
-    # stable per-source build dir (upstream used the salted hash(), so builds were never reused)
-    build_dir = Path(default_build_dir(kernel_src, str(Path(cfg.build_dir_prefix) / "kernelguard_builds")
-                                       if cfg.build_dir_prefix else None))
-    if cfg.clear_cache:
-        import shutil
-
-        shutil.rmtree(build_dir, ignore_errors=True)
     os.makedirs(build_dir, exist_ok=True)
     timing_method = cfg.timing_method if device.startswith("cuda") else "host_time"
     out = run_oneshot("kernelbench.batch:evaluate_single_sample", dict(

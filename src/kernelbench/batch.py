@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,14 +161,3 @@ def run_batch(items: list[WorkItem], evaluate: Callable[[WorkItem, str, str], di
             bar.update(1)
     bar.close()
     return written
-
-
-def wait_forkserver_warm() -> float:
-    """Start the forkserver now (so its start-up is not charged to the first sample)."""
-    from kernelbench.procs import run_oneshot
-
-    t0 = time.perf_counter()
-    import tempfile
-
-    run_oneshot("os:getpid", {}, timeout=120, workspace=tempfile.mkdtemp(prefix="kb_warm_"))
-    return time.perf_counter() - t0

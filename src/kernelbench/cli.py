@@ -154,6 +154,20 @@ def cli_main(config_cls: type[C]) -> Callable[[Callable[[C], Any]], Callable[...
     return decorator
 
 
+def validate_eval_keys(cfg: Any) -> None:
+    """Checks shared by run_and_check and eval_from_generations (device, eval_mode, backend)."""
+    device = str(cfg.device).strip().lower()
+    if device not in ("cuda", "cpu") and not device.startswith("cuda:"):
+        raise ConfigError("device", f"got {cfg.device!r}; accepted values: cuda, cpu")
+    cfg.device = device
+    if cfg.reward_hardening_mode != "off" and cfg.eval_mode != "local":
+        raise ConfigError("eval_mode", "reward_hardening_mode=audit|enforce requires eval_mode=local")
+    if cfg.eval_mode == "modal":
+        raise ConfigError("eval_mode", "modal execution is not available in KernelGuard; use eval_mode=local")
+    if cfg.backend == "thunderkittens":
+        cfg.precision = "bf16"
+
+
 def _die(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
     raise SystemExit(2)

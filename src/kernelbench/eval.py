@@ -27,8 +27,6 @@ import sys
 import tempfile
 import traceback
 import types
-from contextlib import nullcontext
-from pathlib import Path
 from typing import Any, Callable
 
 import torch

@@ -298,20 +298,10 @@ def get_context() -> Any:
                 ctx.set_forkserver_preload(["torch", "kernelbench.procs"])
                 from multiprocessing import forkserver
 
-                env = scrubbed_env()
-                with _MAIN_LOCK, _replaced_environ(env):
-                    main = sys.modules.get("__main__")
-                    saved = {a: vars(main)[a] for a in ("__file__", "__spec__") if main and a in vars(main)}
-                    try:
-                        if main is not None:
-                            if "__file__" in saved:
-                                del main.__file__
-                            main.__spec__ = None
-                        forkserver.ensure_running()
-                    finally:
-                        if main is not None:
-                            for a, v in saved.items():
-                                setattr(main, a, v)
+                # Start the server now, with the scrubbed environment (workers can read its
+                # /proc/<pid>/environ) and without re-importing the parent's __main__.
+                with _replaced_environ(scrubbed_env()), _no_main_fixup():
+                    forkserver.ensure_running()
             else:  # pragma: no cover - platforms without forkserver
                 ctx = mp.get_context("spawn")
             _CTX = ctx

@@ -47,14 +47,6 @@ class _PhaseFailed(Exception):
 
 
 # --------------------------------------------------------------------------- wire helpers
-def _values_from_items(items: list, blobs: list[bytes]) -> list:
-    return values_from_wire(items, blobs)
-
-
-def _values_to_items(values: list) -> tuple[list, list[bytes]]:
-    return values_to_wire(values)
-
-
 def _digest_values(values: list) -> list:
     import hashlib
 
@@ -212,9 +204,9 @@ def _run_reference(ref_src: str, cfg: HardeningConfig, root: str, device: str, e
             raise RuntimeError(reply.get("error", "reference failed to generate inputs"))
         probes, bank = [], []
         for i, (job, res) in enumerate(zip(jobs, reply["jobs"])):
-            p = ProbeInput(job["kind"], _values_from_items(res["inputs"], blobs),
-                           _values_from_items(res["outputs"], blobs), bool(res.get("finite", True)), i,
-                           {k: _values_from_items(v, blobs) for k, v in (res.get("variants") or {}).items()})
+            p = ProbeInput(job["kind"], values_from_wire(res["inputs"], blobs),
+                           values_from_wire(res["outputs"], blobs), bool(res.get("finite", True)), i,
+                           {k: values_from_wire(v, blobs) for k, v in (res.get("variants") or {}).items()})
             (bank if job["kind"] == "bank" else probes).append(p)
         # drop perturbations the problem cannot take (non-finite reference output)
         probes = [p for p in probes if p.finite or p.kind == "hidden"]
@@ -227,11 +219,11 @@ def _run_reference(ref_src: str, cfg: HardeningConfig, root: str, device: str, e
         spot_ref = {}
         for k in spots:
             b, r = plan[k]
-            items, iblobs = _values_to_items(bank[b].inputs)
+            items, iblobs = values_to_wire(bank[b].inputs)
             reply, oblobs = drv.request("outputs", {"cmd": "outputs", "inputs": items, "roll": r}, iblobs)
             if not reply.get("ok"):
                 raise RuntimeError(reply.get("error", "reference failed on a timing input"))
-            spot_ref[k] = _values_from_items(reply["outputs"], oblobs)
+            spot_ref[k] = values_from_wire(reply["outputs"], oblobs)
         data["plan"], data["spots"], data["spot_ref"] = plan, spots, spot_ref
         # reference timing, same protocol as the candidate
         ev.phases.append({"t_s": _t(ev), "phase": "reference_inputs", "pid": data["pid"], "state": data["state"]})
@@ -253,7 +245,7 @@ def _timing_loop(drv: _Driver, bank: list[ProbeInput], plan: list[tuple[int, int
                  spots: set, spot_ref: dict) -> list[TimingSample]:
     items, blobs = [], []
     for p in bank:
-        it, bl = _values_to_items(p.inputs)
+        it, bl = values_to_wire(p.inputs)
         for x in it:
             if "blob" in x:
                 x["blob"] += len(blobs)
@@ -278,7 +270,7 @@ def _timing_loop(drv: _Driver, bank: list[ProbeInput], plan: list[tuple[int, int
             rep, oblobs = drv.request("spot_check", {"cmd": "last"})
             if not rep.get("ok"):
                 raise RuntimeError(f"spot check failed: {rep.get('error')}")
-            s.spot_outputs = _values_from_items(rep["outputs"], oblobs)
+            s.spot_outputs = values_from_wire(rep["outputs"], oblobs)
             s.spot_ref = spot_ref.get(k)
         samples.append(s)
     return samples
@@ -314,11 +306,11 @@ def _run_candidate(cand_src: str, cfg: HardeningConfig, root: str, device: str, 
         order = hidden + ([ProbeInput("canary_repeat", hidden[0].inputs, hidden[0].ref_outputs, True, -1)]
                           if hidden else []) + [p for p in ref["probes"] if p.kind.startswith("perturb:")]
         for probe in order:
-            items, blobs = _values_to_items(probe.inputs)
+            items, blobs = values_to_wire(probe.inputs)
             reply, oblobs = drv.request("correctness", {"cmd": "call", "inputs": items}, blobs)
             rec = CallRecord(probe, bool(reply.get("ok")), input_digests_before=_digest_values(probe.inputs))
             if rec.ok:
-                rec.outputs = _values_from_items(reply.get("outputs", []), oblobs)
+                rec.outputs = values_from_wire(reply.get("outputs", []), oblobs)
                 rec.evidence = reply.get("evidence", {})
                 rec.stable = bool(reply.get("stable", False))
                 rec.input_digests_after = reply.get("input_digests_after", [])
@@ -340,7 +332,7 @@ def _run_candidate(cand_src: str, cfg: HardeningConfig, root: str, device: str, 
         ev.phases.append({"t_s": _t(ev), "phase": "timing", "pid": reply.get("pid"), "state": reply.get("state")})
         # last: the profiler starts threads of its own, so it runs after the final snapshot
         if cfg.profile_backend and hidden:
-            items, blobs = _values_to_items(hidden[0].inputs)
+            items, blobs = values_to_wire(hidden[0].inputs)
             reply, _ = drv.request("profile", {"cmd": "profile", "inputs": items}, blobs)
             if reply.get("ok"):
                 ev.profile = {"wall_ms": reply.get("wall_ms"), "ops": reply.get("ops", []),
@@ -371,7 +363,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
     """Evaluate one candidate on the hardened path; returns a schema-1.1 record."""
     import torch
 
-    from kernelbench.reward_hardening import detectors, verdict
+    from kernelbench.reward_hardening import detectors
     from kernelbench.reward_hardening.precheck import run_precheck
 
     t_start = time.monotonic()
@@ -414,4 +406,3 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
         return records.evaluator_error_record(cfg, f"{type(exc).__name__}: {exc}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-        _ = verdict  # imported for side-effect-free availability

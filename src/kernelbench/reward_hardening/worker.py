@@ -79,7 +79,7 @@ def _resolve(dotted: str) -> Any:
 
 
 _HARNESS_NAMES = ("_monotonic_ns", "_perf_counter_ns", "_sha256", "_tensor_cpu", "_tensor_clone", "_cuda_sync",
-                  "_Event", "_roll", "_plain_copy", "_digest", "output_evidence", "inputs_to_wire", "send_frame",
+                  "_Event", "_roll", "_plain_copy", "_digest", "output_evidence", "values_to_wire", "values_from_wire", "send_frame",
                   "recv_frame", "tensor_to_wire", "api_identities", "backend_state", "concurrency",
                   "l2_persistence_state", "reset_l2_persistence")
 
@@ -264,14 +264,6 @@ def _digest(t: Any) -> str:
     return h.hexdigest()
 
 
-def inputs_from_wire(header_inputs: list, blobs: list[bytes], device: torch.device) -> list:
-    return values_from_wire(header_inputs, blobs, device)
-
-
-def inputs_to_wire(values: list) -> tuple[list, list[bytes]]:
-    return values_to_wire(values)
-
-
 def output_evidence(out: Any, inputs: list, device: torch.device, dtype: torch.dtype, earlier: list) -> dict:
     """Raw facts about an output; the parent decides what they mean."""
     tensors = _flat_tensors(out)
@@ -411,7 +403,7 @@ class Harness:
             init_inputs = list(self.module.get_init_inputs())
             cls = self.module.Model
         else:
-            init_inputs = inputs_from_wire(header["init_inputs"], blobs, torch.device("cpu"))
+            init_inputs = values_from_wire(header["init_inputs"], blobs, torch.device("cpu"))
             self.module = self._load_module(self.spec["source_path"], "candidate_program")
             cls = getattr(self.module, "ModelNew", None)
             if cls is None:
@@ -430,7 +422,7 @@ class Harness:
         reply: dict[str, Any] = {"load_ms": (_monotonic_ns() - t0) / 1e6}
         out_blobs: list[bytes] = []
         if self.role == "reference":
-            items, out_blobs = inputs_to_wire(init_inputs)
+            items, out_blobs = values_to_wire(init_inputs)
             reply["init_inputs"] = items
         reply.update(self._snapshot())
         self.reply(reply, out_blobs)
@@ -482,12 +474,12 @@ class Harness:
             torch.manual_seed(job["seed"])
             out = [] if job.get("no_outputs") else self._run_reference(inputs)
             outs = _flat_tensors(out)
-            in_items, in_blobs = inputs_to_wire(inputs)
+            in_items, in_blobs = values_to_wire(inputs)
             for it in in_items:
                 if "blob" in it:
                     it["blob"] += len(out_blobs)
             out_blobs.extend(in_blobs)
-            o_items, o_blobs = inputs_to_wire(outs)
+            o_items, o_blobs = values_to_wire(outs)
             for it in o_items:
                 if "blob" in it:
                     it["blob"] += len(out_blobs)
@@ -501,7 +493,7 @@ class Harness:
                     vouts = self._reduced_precision_outputs(inputs, name)
                     if vouts is None:
                         continue
-                    v_items, v_blobs = inputs_to_wire(vouts)
+                    v_items, v_blobs = values_to_wire(vouts)
                     for it in v_items:
                         if "blob" in it:
                             it["blob"] += len(out_blobs)
@@ -538,11 +530,11 @@ class Harness:
             return None
 
     def cmd_outputs(self, header: dict, blobs: list[bytes]) -> None:
-        inputs = inputs_from_wire(header["inputs"], blobs, self.device)
+        inputs = values_from_wire(header["inputs"], blobs, self.device)
         if header.get("roll") is not None:
             inputs = self._rolled(inputs, int(header["roll"]))
         out = self._run_reference(inputs)
-        items, oblobs = inputs_to_wire(_flat_tensors(out))
+        items, oblobs = values_to_wire(_flat_tensors(out))
         self.reply({"outputs": items}, oblobs)
 
     # ---------------------------------------------------------------- calls
@@ -560,7 +552,7 @@ class Harness:
         return [_digest(v) if _isinstance(v, torch.Tensor) else None for v in inputs]
 
     def cmd_call(self, header: dict, blobs: list[bytes]) -> None:
-        inputs = inputs_from_wire(header["inputs"], blobs, self.device)
+        inputs = values_from_wire(header["inputs"], blobs, self.device)
         self.sync()
         before = concurrency()
         t0 = _monotonic_ns()
@@ -580,7 +572,7 @@ class Harness:
                                                     a.shape == b.shape and _digest(a) == _digest(b))
                      for a, b in zip(first, second))
         after = concurrency()
-        items, oblobs = inputs_to_wire([t for t in second if t is not None])
+        items, oblobs = values_to_wire([t for t in second if t is not None])
         # Inputs stay alive for the whole correctness phase, as timed inputs do: ids and
         # addresses never repeat, so a cache keyed on them can never replay anything.
         self.call_inputs.append(inputs)
@@ -598,7 +590,7 @@ class Harness:
         }, oblobs)
 
     def cmd_bank(self, header: dict, blobs: list[bytes]) -> None:
-        self.bank = [inputs_from_wire(entry, blobs, self.device) for entry in header["bank"]]
+        self.bank = [values_from_wire(entry, blobs, self.device) for entry in header["bank"]]
         self.reply({"bank_size": len(self.bank)})
 
     def _flush(self) -> None:
@@ -649,11 +641,11 @@ class Harness:
     def cmd_last(self, header: dict, blobs: list[bytes]) -> None:
         self.sync()
         outs = [_plain_copy(t) for t in _flat_tensors(self.last_output) if _isinstance(t, torch.Tensor)]
-        items, oblobs = inputs_to_wire(outs)
+        items, oblobs = values_to_wire(outs)
         self.reply({"outputs": items}, oblobs)
 
     def cmd_profile(self, header: dict, blobs: list[bytes]) -> None:
-        inputs = inputs_from_wire(header["inputs"], blobs, self.device)
+        inputs = values_from_wire(header["inputs"], blobs, self.device)
         # The autograd profiler (Kineto/CUPTI underneath) starts in milliseconds; the
         # torch.profiler front end first imports torch._inductor (seconds per worker), so
         # it is only the fallback.
