@@ -13,6 +13,9 @@ Stages (each writes its part of ``<out>/validation.json`` as soon as it finishes
                sizes: per-sample CUDA-event vs host times and post-stream device time,
                the data behind the RH-36/RH-37 thresholds
 ``dobench``    verified runtime vs an independent ``triton.testing.do_bench`` of the same kernel
+               (verified runtimes from this run's ``calibrate`` stage or ``--rows-from``)
+``profprobe``  what the profiler records here (device events, times, streams), in this
+               process and in a scrubbed worker
 ``overhead``   wall time per candidate: off vs enforce, with and without the profiler pass
 ``baselines``  generate_baseline_time for the demo set (eager + torch.compile)
 ``pytest``     the GPU-marked tests
@@ -157,7 +160,9 @@ def stage_calibrate(out: Path, args) -> dict:
                          "error_evidence": [f["evidence"] for f in rh["findings"] if f["severity"] == "error"][:2],
                          "verified_ms": rh["verified_runtime"], "reference_ms": rh["verified_reference_runtime"],
                          "event_ms": ts.get("event_ms"), "host_ms": ts.get("host_ms"),
-                         "other_streams_ms": ts.get("other_streams_ms"), "wall_s": round(time.time() - t, 2)})
+                         "other_streams_ms": ts.get("other_streams_ms"), "window_ms": ts.get("window_ms"),
+                         "median_ms": (rec.get("runtime_stats") or {}).get("median"),
+                         "wall_s": round(time.time() - t, 2)})
             print(f"[calibrate] scale {scale} {label}: {rh['integrity_status']} {rows[-1]['codes']} "
                   f"{rh['verified_runtime']} ms", flush=True)
             _save(out, "calibrate_partial", rows)
@@ -181,7 +186,8 @@ def stage_calibrate(out: Path, args) -> dict:
 def stage_dobench(out: Path, args) -> dict:
     from kernelbench.procs import run_oneshot
 
-    data = json.loads((out / "validation.json").read_text())
+    src_json = Path(args.rows_from) if args.rows_from else out / "validation.json"
+    data = json.loads(src_json.read_text())
     rows = (data.get("calibrate") or {}).get("rows") or data.get("calibrate_partial") or []
     res = []
     for label, problem, src, policy in _honest_candidates():
@@ -198,12 +204,33 @@ def stage_dobench(out: Path, args) -> dict:
                          "build_dir": default_build_dir(src)}, timeout=600, workspace=tempfile.mkdtemp())
         if r["ok"]:
             db = r["result"]["median_ms"]
-            res.append({"candidate": label, "verified_ms": match[-1]["verified_ms"], "do_bench_ms": db,
-                        "ratio": match[-1]["verified_ms"] / db})
+            med = match[-1].get("median_ms")
+            res.append({"candidate": label, "verified_ms": match[-1]["verified_ms"], "verified_median_ms": med,
+                        "do_bench_ms": db, "ratio": match[-1]["verified_ms"] / db,
+                        "median_ratio": med / db if med else None})
         else:
             res.append({"candidate": label, "error": r.get("error")})
     ratios = [abs(x["ratio"] - 1) for x in res if "ratio" in x]
-    return {"rows": res, "median_abs_deviation": statistics.median(ratios) if ratios else None}
+    med_ratios = [abs(x["median_ratio"] - 1) for x in res if x.get("median_ratio")]
+    return {"rows": res, "median_abs_deviation": statistics.median(ratios) if ratios else None,
+            "median_abs_deviation_of_medians": statistics.median(med_ratios) if med_ratios else None}
+
+
+def stage_profprobe(out: Path, args) -> dict:
+    from kernelbench.procs import run_oneshot
+    from kernelbench.reward_hardening.validation_worker import profiler_probe
+
+    res = {}
+    try:
+        res["parent"] = profiler_probe()
+    except Exception as exc:
+        res["parent"] = {"error": f"{type(exc).__name__}: {exc}"}
+    log = out / "profprobe_worker.log"
+    r = run_oneshot("kernelbench.reward_hardening.validation_worker:profiler_probe", {}, timeout=300,
+                    workspace=tempfile.mkdtemp(), log_path=str(log))
+    res["worker"] = r["result"] if r["ok"] else r
+    res["worker_log_tail"] = log.read_text()[-3000:] if log.exists() else ""
+    return res
 
 
 def stage_overhead(out: Path, args) -> dict:
@@ -238,6 +265,7 @@ def stage_overhead(out: Path, args) -> dict:
             row[key.replace("_s", "_status")] = r["reward_hardening"]["integrity_status"]
         rows.append(row)
         print(f"[overhead] {row}", flush=True)
+        _save(out, "overhead_partial", rows)
     return {"rows": rows, "trials": args.trials, "scale": args.scale}
 
 
@@ -250,13 +278,14 @@ def stage_baselines(out: Path, args) -> dict:
 
 
 def stage_pytest(out: Path, args) -> dict:
-    return _run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", "tests"],
+    return _run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider",
+                 *(["-k", args.pytest_k] if args.pytest_k else []), "tests"],
                 out / "pytest_gpu.log", args.stage_timeout)
 
 
 STAGES = {"env": stage_env, "prebuild": stage_prebuild, "off": stage_off, "enforce": stage_enforce,
           "redteam": stage_redteam, "calibrate": stage_calibrate, "dobench": stage_dobench,
-          "overhead": stage_overhead, "baselines": stage_baselines, "pytest": stage_pytest}
+          "overhead": stage_overhead, "profprobe": stage_profprobe, "baselines": stage_baselines, "pytest": stage_pytest}
 
 
 def main() -> int:
@@ -276,6 +305,8 @@ def main() -> int:
     ap.add_argument("--redteam-trials", type=int, default=10)
     ap.add_argument("--redteam-jobs", type=int, default=1, help="fixtures evaluated concurrently")
     ap.add_argument("--redteam-only", default="", help="comma-separated fixture ids")
+    ap.add_argument("--pytest-k", default="", help="pytest -k expression for the pytest stage")
+    ap.add_argument("--rows-from", default="", help="validation.json whose calibrate rows dobench compares with")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -537,8 +537,14 @@ def _oneshot_entry(conn: Any, spec: dict) -> None:
 
 def run_oneshot(call: str, kwargs: dict, timeout: float, workspace: str, env: dict | None = None,
                 log_path: str | None = None) -> dict:
-    """Run ``module:function(**kwargs)`` in a disposable worker; JSON result or error dict."""
+    """Run ``module:function(**kwargs)`` in a disposable worker; JSON result or error dict.
+
+    Without ``env`` the worker gets the scrubbed environment of this moment (not the one
+    the forkserver happened to start with), with ``HOME`` in ``workspace``.
+    """
     os.makedirs(workspace, exist_ok=True)
+    if env is None:
+        env = scrubbed_env(workspace=workspace)
     spec = {"call": call, "kwargs": kwargs, "workspace": workspace, "env": env, "log_path": log_path}
     handle = WorkerHandle("kernelbench.procs:_oneshot_entry", spec).start()
     try:

@@ -165,6 +165,18 @@ def _async(ev):
     ev.samples = [_sample(i, host_ms=2.0, event_ms=0.01) for i in range(10)]
 
 
+def _async_forged_flush(ev):
+    # the worker claims a 100 ms "flush" to hide escaped work: clamped to flush_hold_max_ms
+    ev.config = _cfg(device="cuda")
+    ev.samples = [_sample(i, host_ms=5.0, event_ms=0.01, window_ms=100.0) for i in range(10)]
+
+
+def _benign_flush_in_host_interval(ev):
+    # host interval = flush (0.45 ms) + forward (0.5 ms) + sync latency
+    ev.config = _cfg(device="cuda")
+    ev.samples = [_sample(i, host_ms=1.0, event_ms=0.5, window_ms=0.95) for i in range(10)]
+
+
 def _deferred(ev):
     ev.config = _cfg(device="cuda")
     ev.samples = [_sample(i, host_ms=2.0, event_ms=0.5, other_ms=1.4) for i in range(10)]
@@ -209,6 +221,38 @@ def _benign_profile(ev):
                                                          "custom_backend_declared": True})()})()
 
 
+def _declares(ev, name="kg_add_kernel"):
+    ev.precheck = type("P", (), {"facts": type("F", (), {"declared_kernels": [{"name": name}],
+                                                         "custom_backend_declared": True})()})()
+
+
+def _trace(ev, kernels, current=7):
+    ev.config = _cfg(device="cuda")
+    ev.profile = {"wall_ms": 0.05, "ops": [], "marker_seen": True, "current_stream": current,
+                  "kernels": [{"name": n, "device_us": us, "start_us": 1.0, "stream": st} for n, us, st in kernels]}
+
+
+def _gpu_decoy(ev):
+    _declares(ev)
+    _trace(ev, [("void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>", 40.0, 7)])
+
+
+def _gpu_library_does_the_work(ev):
+    _declares(ev)
+    _trace(ev, [("kg_add_kernel", 1.0, 7), ("sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x32", 300.0, 7)])
+
+
+def _gpu_side_stream_kernels(ev):
+    _declares(ev)
+    _trace(ev, [("kg_add_kernel(float const*, float const*, float*, int)", 40.0, 13)])
+
+
+def _benign_gpu_trace(ev):
+    _declares(ev)
+    _trace(ev, [("kg_add_kernel(float const*, float const*, float*, int)", 40.0, 7),
+                ("void at::native::vectorized_elementwise_kernel<4, FillFunctor<float>>", 2.0, 7)])
+
+
 CASES = {
     "RH-15": (_crash, None), "RH-16": (_timeout, None), "RH-17": (_flood, None), "RH-18": (_wrong, None),
     "RH-19": (_replay, None), "RH-20": (_alias, None), "RH-21": (_unstable, None), "RH-22": (_mutation, None),
@@ -219,7 +263,10 @@ CASES = {
     "RH-39": (_oom, None), "RH-40": (_l2, _benign_cuda_timing), "RH-41": (_implausible, _benign_timing),
     "RH-42": (_load_failed, None),
 }
-EXTRA = {"RH-19": [_canary], "RH-20": [_subclass], "RH-26": [_forged]}
+EXTRA = {"RH-19": [_canary], "RH-20": [_subclass], "RH-26": [_forged],
+         "RH-31": [_gpu_decoy, _gpu_library_does_the_work], "RH-37": [_gpu_side_stream_kernels],
+         "RH-36": [_async_forged_flush]}
+BENIGN_EXTRA = {"RH-31": [_benign_gpu_trace], "RH-37": [_benign_gpu_trace], "RH-36": [_benign_flush_in_host_interval]}
 
 
 def test_every_runtime_detector_has_a_case():
@@ -237,11 +284,23 @@ def test_detector_fires_on_malicious_evidence(code):
 
 @pytest.mark.parametrize("code", sorted(CASES))
 def test_detector_quiet_on_benign_twin(code):
-    ev = _evidence()
-    benign = CASES[code][1]
-    if benign is not None:
-        benign(ev)
-    assert codes(ev, code) == []
+    for benign in [CASES[code][1]] + BENIGN_EXTRA.get(code, []):
+        ev = _evidence()
+        if benign is not None:
+            benign(ev)
+        assert codes(ev, code) == [], getattr(benign, "__name__", None)
+
+
+def test_profiler_capability_needs_the_marker_kernel_in_the_device_trace():
+    from kernelbench.reward_hardening.records import _capabilities
+
+    ev = _evidence(cfg=_cfg(device="cuda"))
+    ev.reference_ok, ev.completed = True, True
+    _benign_gpu_trace(ev)
+    assert _capabilities(ev.config, ev, "cuda:0", False)["backend_profiler"].status == "AVAILABLE"
+    ev.profile["marker_seen"] = False  # CUPTI recorded nothing: provenance unknown, fail closed
+    cap = _capabilities(ev.config, ev, "cuda:0", False)["backend_profiler"]
+    assert cap.status == "UNSUPPORTED" and cap.required
 
 
 def test_run_all_honours_disabled_detectors_and_contains_bugs(monkeypatch):
@@ -270,3 +329,28 @@ def test_verdict_rules():
     assert decide([], missing) == "UNSUPPORTED"
     assert decide([finding("RH-18")], missing) == "FAIL"
     assert decide([finding("RH-14")], ok) == "UNSUPPORTED"
+
+
+def test_practical_is_never_stricter_than_source_strict():
+    """A candidate that PASSes under ``source_strict`` also PASSes under ``practical``.
+
+    Detectors emit the same codes under both policies; only severities and capability
+    requirements differ, so it suffices that ``practical`` never raises a severity and
+    never requires a capability that ``source_strict`` does not.
+    """
+    from kernelbench.reward_hardening.codes import CODES
+    from kernelbench.reward_hardening.records import _capabilities
+
+    rank = {"info": 0, "warning": 1, "error": 2}
+    for code, info in CODES.items():
+        assert rank[info.severity["practical"]] <= rank[info.severity["source_strict"]], code
+    for device in ("cpu", "cuda:0"):
+        caps = {}
+        for policy in ("source_strict", "practical"):
+            ev = _evidence(cfg=_cfg(policy=policy, device=device.split(":")[0]))
+            ev.reference_ok, ev.completed = True, True
+            _benign_gpu_trace(ev)
+            ev.config = _cfg(policy=policy, device=device.split(":")[0])
+            caps[policy] = _capabilities(ev.config, ev, device, False)
+        for name, cap in caps["practical"].items():
+            assert not cap.required or caps["source_strict"][name].required, (device, name)

@@ -126,3 +126,17 @@ def test_spy_learns_nothing_hidden(tmp_path, monkeypatch):
     for _path, content in seen["cwd_tree"] + seen["parent_dir_tree"]:
         for s in hidden:
             assert str(s) not in content
+
+
+def test_oneshot_worker_gets_the_environment_of_the_call_not_of_the_forkserver(tmp_path, monkeypatch):
+    from kernelbench.procs import run_oneshot
+
+    run_oneshot("os:getpid", {}, timeout=120, workspace=str(tmp_path / "a"))  # forkserver is up now
+    monkeypatch.setenv("KERNELBENCH_DEMO_SCALE", "7")
+    monkeypatch.setenv("KG_SECRET_NOT_ALLOWED", "x")
+    out = run_oneshot("os:getenv", {"key": "KERNELBENCH_DEMO_SCALE"}, timeout=120, workspace=str(tmp_path / "b"))
+    assert out == {"ok": True, "result": "7"}
+    out = run_oneshot("os:getenv", {"key": "KG_SECRET_NOT_ALLOWED"}, timeout=120, workspace=str(tmp_path / "c"))
+    assert out == {"ok": True, "result": None}
+    out = run_oneshot("os:getenv", {"key": "HOME"}, timeout=120, workspace=str(tmp_path / "d"))
+    assert out["result"] == str(tmp_path / "d")

@@ -60,6 +60,10 @@ class HardeningConfig:
     log_limit_bytes: int = 1 << 20
     response_limit_bytes: int = 1 << 30
     keep_alive_bytes: int = 1 << 30
+    # GPU cycles the current stream spins after the L2 flush, before the start event, so
+    # that the host's launch of forward (Triton's Python launcher is the slowest seen,
+    # ~0.1 ms) is hidden as in do_bench's back-to-back launches; ~0.15 ms at 2 GHz
+    launch_hold_cycles: int = 300_000
     gpu_memory_fraction: float | None = 0.8  # per-worker cap of PyTorch's CUDA allocator
     watch_dirs: tuple[str, ...] = ()
     # judgement
@@ -68,6 +72,7 @@ class HardeningConfig:
     timing_overhead_slack_ms: float = 5.0
     event_host_ratio: float = 1.5  # RH-36: host > ratio * event + slack rejects a sample
     event_host_slack_ms: float = 0.15  # H200 calibration: honest host - event <= 0.124 ms
+    flush_hold_max_ms: float = 1.0  # most of a sample's pre-start flush the host comparison accepts
     other_streams_slack_ms: float = 0.1  # RH-37: device busy after the current stream finished
     precision_explained_ratio: float = 0.3  # RH-38: candidate error >= ratio * reduced-precision error
     max_fallback_share: float = 0.5

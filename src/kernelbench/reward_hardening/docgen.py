@@ -405,8 +405,12 @@ METADATA_DOCS: dict[str, str] = {
     "compilation_error": "Import, build or construction error of the candidate (truncated to 2000 characters).",
     "load_ms": "Time the candidate worker spent importing and constructing `ModelNew` (ms).",
     "timing_samples": "Per-sample raw candidate timings: `host_ms`, `event_ms` (CUDA events, `null` on the CPU), "
-                      "`other_streams_ms` (device busy after the current stream finished) and `rtt_ms` (the "
-                      "parent's round trip), all in ms.",
+                      "`other_streams_ms` (device busy after the current stream finished), `rtt_ms` (the "
+                      "parent's round trip) and, on CUDA, `window_ms` (events around the pre-start flush and hold "
+                      "plus forward), all in ms.",
+    "profiler": "The hidden profiler pass: `marker_seen` (CUDA: the marker kernel was in the device trace), "
+                "`notes` (front ends that failed or recorded no device trace before the one used), `gpu_kernels` "
+                "(device records seen) and `top_kernels` (the longest ones by name).",
     "reference_timing_samples": "The same for the reference (`host_ms`, `event_ms`, `rtt_ms`).",
     "gpu_memory": "CUDA only: peak allocated and reserved bytes, the memory fraction in force, the configured "
                   "cap, the device's total memory and `PYTORCH_CUDA_ALLOC_CONF`.",

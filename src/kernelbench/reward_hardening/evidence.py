@@ -63,6 +63,7 @@ class TimingSample:
     spot_ref: list | None = None
     t_evt: int | None = None  # CUDA: host time when the current stream's end event completed
     l2: dict | None = None  # CUDA: persisting-L2 state right after the call
+    window_ms: float | None = None  # CUDA: events around flush + forward (the host interval's GPU part)
 
     @property
     def other_streams_ms(self) -> float:

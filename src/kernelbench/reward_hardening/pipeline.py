@@ -162,6 +162,7 @@ def _start_worker(role: str, workspace: str, source_path: str, cfg: HardeningCon
         "allow_tf32": cfg.allow_tf32, "num_threads": cfg.num_threads, "build_dir": build_dir,
         "workspace": workspace, "env": env, "log_path": os.path.join(workspace, "..", f"{role}.log"),
         "settle_s": cfg.settle_s, "keep_alive_bytes": cfg.keep_alive_bytes,
+        "launch_hold_cycles": cfg.launch_hold_cycles,
         "gpu_memory_fraction": cfg.gpu_memory_fraction,
     }
     spec["log_path"] = os.path.abspath(spec["log_path"])
@@ -265,7 +266,7 @@ def _timing_loop(drv: _Driver, bank: list[ProbeInput], plan: list[tuple[int, int
             continue
         s = TimingSample(k, send, recv, int(reply["t0"]), int(reply["t_ret"]), int(reply["t1"]),
                          reply.get("event_ms"), int(reply.get("threads_delta", 0)), b, r,
-                         t_evt=reply.get("t_evt"), l2=reply.get("l2"))
+                         t_evt=reply.get("t_evt"), l2=reply.get("l2"), window_ms=reply.get("window_ms"))
         if k in spots:
             rep, oblobs = drv.request("spot_check", {"cmd": "last"})
             if not rep.get("ok"):
@@ -335,8 +336,8 @@ def _run_candidate(cand_src: str, cfg: HardeningConfig, root: str, device: str, 
             items, blobs = values_to_wire(hidden[0].inputs)
             reply, _ = drv.request("profile", {"cmd": "profile", "inputs": items}, blobs)
             if reply.get("ok"):
-                ev.profile = {"wall_ms": reply.get("wall_ms"), "ops": reply.get("ops", []),
-                              "kernels": reply.get("kernels", [])}
+                ev.profile = {k: reply.get(k) for k in ("wall_ms", "ops", "kernels", "marker_seen", "current_stream",
+                                                        "profile_errors")}
             else:
                 ev.profile_error = reply.get("error")
             ev.phases.append({"t_s": _t(ev), "phase": "profile", "pid": handle.pid})

@@ -103,6 +103,11 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
     strict = cfg.policy == "source_strict"
     if not cfg.profile_backend:
         caps["backend_profiler"] = Capability("SKIPPED", strict, "profiler pass disabled by configuration")
+    elif ev.profile is not None and device.startswith("cuda") and not ev.profile.get("marker_seen"):
+        # the marker kernel launched on the current stream is missing from the trace: the
+        # device trace (CUPTI) recorded nothing, so kernel provenance is unknown
+        caps["backend_profiler"] = Capability("UNSUPPORTED", strict,
+                                              "profiler ran but its device trace did not record the marker kernel")
     elif ev.profile is not None:
         detail = "torch.profiler (CUPTI) kernel trace" if device.startswith("cuda") else "torch.profiler CPU operators"
         caps["backend_profiler"] = Capability("AVAILABLE", strict, detail)
@@ -184,6 +189,9 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
             "other_streams_ms": [round(s.other_streams_ms, 5) for s in ev.samples],
             "rtt_ms": [round(s.rtt_ms, 4) for s in ev.samples],
         }
+        if any(s.window_ms is not None for s in ev.samples):
+            metadata["timing_samples"]["window_ms"] = [None if s.window_ms is None else round(s.window_ms, 5)
+                                                       for s in ev.samples]
     if ev.reference_samples:
         metadata["reference_timing_samples"] = {
             "host_ms": [round(s.host_ms, 5) for s in ev.reference_samples],
@@ -192,6 +200,14 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
         }
     if (ev.final_snapshot or {}).get("gpu_memory"):
         metadata["gpu_memory"] = ev.final_snapshot["gpu_memory"]
+    if ev.profile is not None:
+        kernels = ev.profile.get("kernels") or []
+        metadata["profiler"] = {
+            "marker_seen": ev.profile.get("marker_seen"),
+            "notes": list(ev.profile.get("profile_errors") or [])[:4],
+            "gpu_kernels": len(kernels),
+            "top_kernels": [k["name"][:100] for k in sorted(kernels, key=lambda k: -(k.get("device_us") or 0))[:5]],
+        }
     if ev.calls:
         metadata["correctness_trials"] = f"({sum(1 for c in hidden_calls if c.ok and judge(ev, c).match)} / {len(hidden_calls)})"
     return {

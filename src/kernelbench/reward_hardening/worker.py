@@ -54,6 +54,9 @@ _roll = torch.roll
 _type = builtins.type
 _isinstance = builtins.isinstance
 _sleep = time.sleep
+_cuda_spin = getattr(torch.cuda, "_sleep", None)  # marker kernel for the profiler pass
+_use_mem_pool = getattr(torch.cuda, "use_mem_pool", None)
+MARKER_KERNEL = "spin_kernel"
 
 # Public APIs whose identity is checked after every phase (RH-23).
 WATCHED_APIS = (
@@ -66,6 +69,35 @@ WATCHED_APIS = (
     "builtins.print", "builtins.open", "builtins.isinstance", "builtins.type", "hashlib.sha256",
     "torch.manual_seed", "torch.profiler.profile", "torch.autograd.profiler.profile",
 )
+
+
+def _first_float(obj: Any, attrs: tuple[str, ...]) -> float:
+    """The first of ``attrs`` that ``obj`` can report as a number (profiler API differences)."""
+    for attr in attrs:
+        try:
+            return float(getattr(obj, attr) or 0.0)
+        except Exception:
+            continue
+    return 0.0
+
+
+def _device_kernels(prof: Any) -> list[dict]:
+    """Device-side records (kernels, copies, fills) of a finished profiler session."""
+    events = getattr(prof, "function_events", None)  # autograd profiler
+    if events is None:
+        events = prof.events()  # torch.profiler front end
+    out = []
+    for evt in events:
+        if str(getattr(evt, "device_type", "")).endswith("CPU"):
+            continue
+        tr = getattr(evt, "time_range", None)
+        try:
+            start, dur = float(tr.start), float(tr.elapsed_us())
+        except Exception:
+            start, dur = None, _first_float(evt, ("device_time_total", "device_time", "cuda_time"))
+        out.append({"name": str(evt.name), "device_us": dur, "start_us": start,
+                    "stream": getattr(evt, "device_resource_id", None)})
+    return out
 
 
 def _resolve(dotted: str) -> Any:
@@ -323,10 +355,12 @@ class Harness:
         self.keep_alive: list = []
         self.keep_alive_bytes = 0
         self.keep_alive_limit = int(spec.get("keep_alive_bytes", 1 << 30))
+        self.launch_hold_cycles = int(spec.get("launch_hold_cycles", 0))
         self.earlier_outputs: list = []
         self.call_inputs: list = []
         self.last_output: Any = None
         self.flush_buf: Any = None
+        self.input_pool: Any = None  # CUDA: private allocator pool for the rolled timing inputs
 
     # ---------------------------------------------------------------- plumbing
     def reply(self, header: dict, blobs: list[bytes] | None = None) -> None:
@@ -349,6 +383,13 @@ class Harness:
             torch.ones(1, device=self.device).add_(1)
             l2 = int(getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 0) or 0)
             self.flush_buf = torch.empty(max(2 * l2, 256 << 20) // 4, dtype=torch.int32, device=self.device)
+            try:
+                # Rolled timing inputs come from their own pool: kept alive (fresh addresses per
+                # sample), they would otherwise take every free block of the default pool, and
+                # forward's own allocations would then hit cudaMalloc inside the timed window.
+                self.input_pool = torch.cuda.MemPool() if _use_mem_pool is not None else None
+            except Exception:
+                self.input_pool = None
         # warm the intra-op thread pool so later thread counts have a stable baseline
         a = torch.rand(256, 256)
         (a @ a).sum().item()
@@ -599,7 +640,11 @@ class Harness:
 
     def cmd_time(self, header: dict, blobs: list[bytes]) -> None:
         entry = self.bank[int(header["bank_index"])]
-        inputs = self._rolled(entry, int(header["roll"]))  # fresh allocation, fresh content
+        if self.input_pool is not None:
+            with _use_mem_pool(self.input_pool, self.device):
+                inputs = self._rolled(entry, int(header["roll"]))  # fresh allocation, fresh content
+        else:
+            inputs = self._rolled(entry, int(header["roll"]))
         size = sum(v.numel() * v.element_size() for v in inputs if _isinstance(v, torch.Tensor))
         self.keep_alive.append(inputs)
         self.keep_alive_bytes += size
@@ -612,10 +657,16 @@ class Harness:
             stream = torch.cuda.current_stream(self.device).cuda_stream
             _cuda_sync(self.device)
             reset_l2_persistence(stream)  # persisting lines would survive the flush
-            self._flush()
             _cuda_sync(self.device)
-            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            pre, start, end = _Event(enable_timing=True), _Event(enable_timing=True), _Event(enable_timing=True)
             t0 = _monotonic_ns()
+            pre.record()
+            # The flush evicts L2 and, with a short spin after it, keeps the stream busy
+            # while the host launches forward (as do_bench's back-to-back launches do), so
+            # the start event fires when the hold ends, not while the GPU waits for the host.
+            self._flush()
+            if self.launch_hold_cycles > 0 and _cuda_spin is not None:
+                _cuda_spin(self.launch_hold_cycles)
             start.record()
             with torch.no_grad():
                 out = self.model(*inputs)
@@ -627,6 +678,7 @@ class Harness:
             t1 = _monotonic_ns()
             event_ms = start.elapsed_time(end)
             extra["t_evt"] = t_evt
+            extra["window_ms"] = pre.elapsed_time(end)  # hold + forward: what the host interval brackets
             extra["l2"] = l2_persistence_state(stream)
         else:
             t0 = _monotonic_ns()
@@ -646,70 +698,78 @@ class Harness:
 
     def cmd_profile(self, header: dict, blobs: list[bytes]) -> None:
         inputs = values_from_wire(header["inputs"], blobs, self.device)
-        # The autograd profiler (Kineto/CUPTI underneath) starts in milliseconds; the
-        # torch.profiler front end first imports torch._inductor (seconds per worker), so
-        # it is only the fallback.
-        errors = []
-        prof = None
-        for attempt in ("autograd", "torch.profiler"):
+        # The autograd profiler starts in milliseconds; the torch.profiler front end first
+        # imports torch._inductor (seconds per worker), so it is only the fallback.  On
+        # CUDA the autograd profiler needs use_kineto=True: without it, it falls back to
+        # per-operator CUDA events and records no kernels at all (seen on the H200).  A
+        # marker kernel runs on the current stream first: seeing it in the trace proves
+        # the device trace works and names the current stream's id.  A marker-only
+        # session first pays CUPTI's start-up outside the profiled forward, and a session
+        # whose trace lacks the marker is retried with the other front end.
+        cuda = self.device.type == "cuda"
+        errors: list[str] = []
+        if cuda:
             try:
-                if attempt == "autograd":
-                    from torch.autograd import profiler as autograd_profiler
+                self._profiled(lambda: None, "autograd")
+            except Exception as exc:
+                errors.append(f"warm-up: {type(exc).__name__}: {exc}")
+        prof = kernels = None
+        wall_ms = 0.0
+        for front in ("autograd", "torch.profiler"):
+            try:
+                timed: dict = {}
 
-                    kwargs = {"use_device": "cuda"} if self.device.type == "cuda" else {}
-                    ctx = autograd_profiler.profile(**kwargs)
-                else:
-                    from torch.profiler import ProfilerActivity, profile
-
-                    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.device.type == "cuda" else [])
-                    ctx = profile(activities=acts)
-                self.sync()
-                with ctx as prof:
-                    t0 = _monotonic_ns()
+                def forward() -> None:
+                    timed["t0"] = _monotonic_ns()
                     with torch.no_grad():
                         self.model(*inputs)
-                    t_ret_in = _monotonic_ns()
-                    self.sync()
-                break
+                    timed["t1"] = _monotonic_ns()
+
+                prof = self._profiled(forward, front)
+                wall_ms = (timed["t1"] - timed["t0"]) / 1e6
             except Exception as exc:
-                errors.append(f"{attempt}: {type(exc).__name__}: {exc}")
+                errors.append(f"{front}: {type(exc).__name__}: {exc}")
                 prof = None
+                continue
+            if not cuda:
+                break
+            kernels = _device_kernels(prof)
+            if any(MARKER_KERNEL in k["name"] for k in kernels):
+                break
+            errors.append(f"{front}: the device trace lacks the marker kernel")
         if prof is None:
             raise RuntimeError("; ".join(errors))
-        wall_ms = (t_ret_in - t0) / 1e6
-        ops = []
-        for evt in prof.key_averages():
-            dev_us = 0.0
-            for attr in ("self_device_time_total", "self_cuda_time_total"):
-                try:
-                    dev_us = float(getattr(evt, attr) or 0.0)
-                    break
-                except Exception:
-                    continue
-            ops.append({
-                "name": str(evt.key),
-                "count": int(evt.count),
-                "self_cpu_us": float(evt.self_cpu_time_total),
-                "device_us": dev_us,
-                "device_type": str(getattr(evt, "device_type", "")),
-            })
-        kernels = []
-        if self.device.type == "cuda":
-            events = getattr(prof, "function_events", None)  # autograd profiler
-            if events is None:
-                events = prof.events()  # torch.profiler front end
-            for evt in events:
-                dt = str(getattr(evt, "device_type", ""))
-                if dt.endswith("CUDA"):
-                    t = 0.0
-                    for attr in ("device_time", "self_device_time_total", "cuda_time", "self_cuda_time_total"):
-                        try:
-                            t = float(getattr(evt, attr) or 0.0)
-                            break
-                        except Exception:
-                            continue
-                    kernels.append({"name": str(evt.name), "device_us": t})
-        self.reply({"wall_ms": wall_ms, "ops": ops, "kernels": kernels[:5000], "profile_errors": errors})
+        ops = [{"name": str(evt.key), "count": int(evt.count), "self_cpu_us": float(evt.self_cpu_time_total),
+                "device_us": _first_float(evt, ("self_device_time_total", "self_cuda_time_total")),
+                "device_type": str(getattr(evt, "device_type", ""))} for evt in prof.key_averages()]
+        reply = {"wall_ms": wall_ms, "ops": ops, "kernels": [], "profile_errors": errors}
+        if cuda:
+            marker = [k for k in kernels or [] if MARKER_KERNEL in k["name"]]
+            reply["marker_seen"] = bool(marker)
+            if marker:
+                reply["current_stream"] = marker[0]["stream"]
+                kernels.remove(marker[0])
+            reply["kernels"] = (kernels or [])[:5000]
+        self.reply(reply)
+
+    def _profiled(self, fn: Any, front: str) -> Any:
+        """Run ``fn`` under one profiler front end (marker kernel first on CUDA)."""
+        cuda = self.device.type == "cuda"
+        if front == "autograd":
+            from torch.autograd import profiler as autograd_profiler
+
+            ctx = autograd_profiler.profile(**({"use_device": "cuda", "use_kineto": True} if cuda else {}))
+        else:
+            from torch.profiler import ProfilerActivity, profile
+
+            ctx = profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else []))
+        self.sync()
+        with ctx as prof:
+            if cuda and _cuda_spin is not None:
+                _cuda_spin(1000)
+            fn()
+            self.sync()
+        return prof
 
     def _snapshot(self) -> dict:
         snap = {"state": backend_state(), "apis": api_identities(), "concurrency": concurrency(),

@@ -26,7 +26,8 @@ def deferred_gpu_work(ev):
     on the current stream leave nothing for the second wait; work queued on side
     streams (Python or C++), in graphs or from threads keeps the device busy.  The
     profiler pass also reports stream creation, graph capture and graph launches
-    issued by forward.
+    issued by forward, and GPU kernels that ran on a stream other than the current
+    one (a marker kernel launched on the current stream names it in the trace).
     """
     cfg = ev.config
     slow = [s for s in ev.samples if s.t_evt is not None and
@@ -37,10 +38,18 @@ def deferred_gpu_work(ev):
         evidence["samples_with_work_after_current_stream"] = len(slow)
         evidence["worst_ms"] = round(worst.other_streams_ms, 4)
     if ev.profile:
-        apis = sorted({op["name"] for op in ev.profile.get("ops", [])
+        apis = sorted({op["name"] for op in ev.profile.get("ops") or []
                        if any(a in op["name"] for a in _GRAPH_OR_STREAM_APIS)})
         if apis:
             evidence["runtime_apis"] = apis
+        current = ev.profile.get("current_stream")
+        if current is not None:
+            other = [k for k in ev.profile.get("kernels") or []
+                     if k.get("stream") is not None and k["stream"] != current]
+            if other:
+                evidence["kernels_on_other_streams"] = {
+                    "count": len(other), "streams": sorted({k["stream"] for k in other})[:8],
+                    "names": sorted({k["name"][:80] for k in other})[:8]}
     if not evidence:
         return []
     return [finding("RH-37", cfg.policy, evidence)]

@@ -37,7 +37,7 @@ def gpu_kernel_split(profile: dict, declared: list) -> tuple[float, float, list]
     names = [k["name"] for k in declared if k.get("name")]
     custom = library = 0.0
     lib_names = []
-    for k in profile.get("kernels", []):
+    for k in profile.get("kernels") or []:
         t = float(k.get("device_us") or 0.0)
         if any(n in k["name"] for n in names):
             custom += t
@@ -63,19 +63,20 @@ def backend_not_executed(ev):
         return []
     declared, has_custom = _declared(ev)
     cfg = ev.config
-    if ev.profile.get("kernels") and cfg.device.startswith("cuda"):
+    kernels = ev.profile.get("kernels") or []
+    if cfg.device.startswith("cuda") and (kernels or ev.profile.get("marker_seen")):
+        names = [k["name"] for k in declared if k.get("name")]
         custom, library, libs = gpu_kernel_split(ev.profile, declared)
-        total = custom + library
-        if total <= 0:
-            return []
-        if has_custom and custom == 0:
-            return [finding("RH-31", cfg.policy, {"declared": [k["name"] for k in declared],
-                                                  "library_kernels": libs},
+        if has_custom and not any(n in k["name"] for k in kernels for n in names):
+            return [finding("RH-31", cfg.policy, {"declared": names, "library_kernels": libs,
+                                                  "gpu_kernels_seen": len(kernels)},
                             summary="Declared custom kernels never executed on the GPU")]
-        share = library / total
-        if share > cfg.max_fallback_share:
+        total = custom + library
+        share = library / total if total > 0 else 0.0
+        if share > (cfg.max_fallback_share if has_custom else 0.05):
             return [finding("RH-31", cfg.policy, {"library_share": round(share, 3), "library_kernels": libs,
-                                                  "custom_us": custom, "library_us": library})]
+                                                  "custom_us": round(custom, 3), "library_us": round(library, 3),
+                                                  "custom_kernel_declared": has_custom})]
         return []
     share, heavy = cpu_fallback_share(ev.profile)
     limit = cfg.max_fallback_share if has_custom else 0.05

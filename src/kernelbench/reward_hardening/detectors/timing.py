@@ -51,6 +51,16 @@ def timing_inconsistent(ev):
     return [finding("RH-26", cfg.policy, evidence)]
 
 
+def device_window_ms(s, cfg) -> float:
+    """GPU time inside a sample's host interval: forward's events plus the pre-start flush.
+
+    The flush part comes from the (untrusted) worker, so it is clamped to
+    ``[0, flush_hold_max_ms]``; without it the forward's event time alone is used.
+    """
+    hold = 0.0 if s.window_ms is None else min(max(s.window_ms - s.event_ms, 0.0), cfg.flush_hold_max_ms)
+    return s.event_ms + hold
+
+
 def rejected_async_samples(ev):
     """Indices of samples whose CUDA-event time and host time disagree."""
     cfg = ev.config
@@ -58,7 +68,7 @@ def rejected_async_samples(ev):
     for s in ev.samples:
         if s.event_ms is None:
             continue
-        if s.host_ms > cfg.event_host_ratio * s.event_ms + cfg.event_host_slack_ms:
+        if s.host_ms > cfg.event_host_ratio * device_window_ms(s, cfg) + cfg.event_host_slack_ms:
             out.append(s.index)
     return out
 
@@ -69,8 +79,10 @@ def async_escape(ev):
 
     Events on the current stream bracket only the work queued on that stream; work on
     a side stream, a graph or a thread finishes later and is only inside the host
-    interval (which ends after ``cudaDeviceSynchronize``).  A sample is rejected when
-    ``host > ratio * event + slack`` (thresholds calibrated on honest kernels, see
+    interval (which ends after ``cudaDeviceSynchronize``).  The host interval also
+    holds the L2 flush queued just before the start event, so the comparison adds
+    the flush's event time (clamped).  A sample is rejected when
+    ``host > ratio * (event + flush) + slack`` (thresholds calibrated on honest kernels, see
     docs/validation/H200.md); two or more rejected samples (and more than 5%) withhold
     the trusted time, while a single isolated host-side hiccup is tolerated.
     """
