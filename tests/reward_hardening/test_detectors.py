@@ -354,3 +354,27 @@ def test_practical_is_never_stricter_than_source_strict():
             caps[policy] = _capabilities(ev.config, ev, device, False)
         for name, cap in caps["practical"].items():
             assert not cap.required or caps["source_strict"][name].required, (device, name)
+
+
+def test_device_trace_parsing_and_marker_split():
+    """The worker's reading of a profiler trace, on fake events shaped like PyTorch's."""
+    from types import SimpleNamespace as NS
+
+    from kernelbench.reward_hardening.worker import _device_kernels, split_marker
+
+    def evt(name, dtype, start, end, stream):
+        return NS(name=name, device_type=f"DeviceType.{dtype}", device_resource_id=stream,
+                  time_range=NS(start=start, elapsed_us=lambda: end - start))
+
+    events = [evt("aten::add", "CPU", 0, 9, 0),
+              evt("at::cuda::(anonymous namespace)::spin_kernel(long)", "CUDA", 1, 2, 7),
+              evt("kg_add_kernel(float const*, float*)", "CUDA", 3, 43, 7),
+              evt("at::cuda::(anonymous namespace)::spin_kernel(long)", "CUDA", 5, 6, 13)]
+    kernels = _device_kernels(NS(function_events=events))
+    assert [k["name"][:9] for k in kernels] == ["at::cuda:", "kg_add_ke", "at::cuda:"]
+    assert kernels[1]["device_us"] == 40 and kernels[1]["stream"] == 7
+    assert _device_kernels(NS(events=lambda: events)) == kernels  # torch.profiler front end
+    split = split_marker(list(reversed(kernels)))  # the earliest marker is the harness's
+    assert split["marker_seen"] and split["current_stream"] == 7
+    assert sorted(k["stream"] for k in split["kernels"]) == [7, 13]
+    assert split_marker(kernels[1:2]) == {"marker_seen": False, "current_stream": None, "kernels": kernels[1:2]}

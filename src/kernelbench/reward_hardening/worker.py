@@ -100,6 +100,21 @@ def _device_kernels(prof: Any) -> list[dict]:
     return out
 
 
+def split_marker(kernels: list[dict]) -> dict:
+    """Take the harness's marker kernel out of a device trace.
+
+    The marker is the earliest ``spin_kernel`` (forward may launch its own later); its
+    stream is the current stream.  Returns ``marker_seen``, ``current_stream`` and the
+    remaining ``kernels``.
+    """
+    marks = sorted((k for k in kernels if MARKER_KERNEL in k["name"]),
+                   key=lambda k: float("inf") if k.get("start_us") is None else k["start_us"])
+    if not marks:
+        return {"marker_seen": False, "current_stream": None, "kernels": kernels[:5000]}
+    rest = [k for k in kernels if k is not marks[0]]
+    return {"marker_seen": True, "current_stream": marks[0].get("stream"), "kernels": rest[:5000]}
+
+
 def _resolve(dotted: str) -> Any:
     parts = dotted.split(".")
     obj: Any = {"time": time, "torch": torch, "builtins": builtins, "hashlib": hashlib}[parts[0]]
@@ -716,25 +731,22 @@ class Harness:
         prof = kernels = None
         wall_ms = 0.0
         for front in ("autograd", "torch.profiler"):
+            timed: dict = {}
+
+            def forward() -> None:
+                timed["t0"] = _monotonic_ns()
+                with torch.no_grad():
+                    self.model(*inputs)
+                timed["t1"] = _monotonic_ns()
+
             try:
-                timed: dict = {}
-
-                def forward() -> None:
-                    timed["t0"] = _monotonic_ns()
-                    with torch.no_grad():
-                        self.model(*inputs)
-                    timed["t1"] = _monotonic_ns()
-
-                prof = self._profiled(forward, front)
-                wall_ms = (timed["t1"] - timed["t0"]) / 1e6
+                got = self._profiled(forward, front)
+                got_kernels = _device_kernels(got) if cuda else []
             except Exception as exc:
                 errors.append(f"{front}: {type(exc).__name__}: {exc}")
-                prof = None
                 continue
-            if not cuda:
-                break
-            kernels = _device_kernels(prof)
-            if any(MARKER_KERNEL in k["name"] for k in kernels):
+            prof, kernels, wall_ms = got, got_kernels, (timed["t1"] - timed["t0"]) / 1e6
+            if not cuda or any(MARKER_KERNEL in k["name"] for k in kernels):
                 break
             errors.append(f"{front}: the device trace lacks the marker kernel")
         if prof is None:
@@ -744,12 +756,7 @@ class Harness:
                 "device_type": str(getattr(evt, "device_type", ""))} for evt in prof.key_averages()]
         reply = {"wall_ms": wall_ms, "ops": ops, "kernels": [], "profile_errors": errors}
         if cuda:
-            marker = [k for k in kernels or [] if MARKER_KERNEL in k["name"]]
-            reply["marker_seen"] = bool(marker)
-            if marker:
-                reply["current_stream"] = marker[0]["stream"]
-                kernels.remove(marker[0])
-            reply["kernels"] = (kernels or [])[:5000]
+            reply.update(split_marker(kernels or []))
         self.reply(reply)
 
     def _profiled(self, fn: Any, front: str) -> Any:
