@@ -114,6 +114,23 @@ def _warmup(kernel_fn: Callable, args: Sequence, num_warmup: int, dev: torch.dev
         synchronize(dev)
 
 
+def _require_cuda(dev: torch.device, method: str) -> None:
+    if dev.type != "cuda":
+        raise ValueError(f"timing_method {method!r} needs a CUDA device; use 'host_time' on the CPU")
+
+
+def _sampled(measure: Callable[[], float], num_trials: int, discard_first: int, verbose: bool) -> list[float]:
+    """Call ``measure`` ``num_trials + discard_first`` times; keep the last ``num_trials`` (ms)."""
+    times: list[float] = []
+    for trial in range(num_trials + discard_first):
+        elapsed = measure()
+        if trial >= discard_first:
+            times.append(elapsed)
+            if verbose:
+                print(f"trial {trial - discard_first + 1}: {elapsed:.4g} ms")
+    return times
+
+
 def time_execution_with_cuda_event(
     kernel_fn: Callable,
     args: Sequence,
@@ -124,27 +141,23 @@ def time_execution_with_cuda_event(
     device: Any = None,
 ) -> list[float]:
     dev = resolve_device(device)
-    if dev.type != "cuda":
-        raise ValueError("timing_method 'cuda_event' needs a CUDA device; use 'host_time' on the CPU")
-    times: list[float] = []
+    _require_cuda(dev, "cuda_event")
+
+    def one() -> float:
+        torch.cuda.synchronize(dev)
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        clear_l2_cache(dev)  # not synchronised: the flush covers the host's launch, as upstream
+        start.record()
+        kernel_fn(*args)
+        end.record()
+        torch.cuda.synchronize(dev)
+        return start.elapsed_time(end)
+
     with torch.cuda.device(dev):
         _warmup(kernel_fn, args, num_warmup, dev)
         torch.cuda.empty_cache()
-        for trial in range(num_trials + discard_first):
-            torch.cuda.synchronize(dev)
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            clear_l2_cache(dev)
-            start.record()
-            kernel_fn(*args)
-            end.record()
-            torch.cuda.synchronize(dev)
-            elapsed = start.elapsed_time(end)
-            if trial >= discard_first:
-                times.append(elapsed)
-                if verbose:
-                    print(f"trial {trial - discard_first + 1}: {elapsed:.4g} ms")
-    return times
+        return _sampled(one, num_trials, discard_first, verbose)
 
 
 def time_execution_with_host_time(
@@ -157,21 +170,18 @@ def time_execution_with_host_time(
     device: Any = None,
 ) -> list[float]:
     dev = resolve_device(device)
-    times: list[float] = []
-    _warmup(kernel_fn, args, num_warmup, dev)
-    for trial in range(num_trials + discard_first):
+
+    def one() -> float:
         synchronize(dev)
         clear_l2_cache(dev)
         synchronize(dev)
         t0 = time.perf_counter()
         kernel_fn(*args)
         synchronize(dev)
-        elapsed = (time.perf_counter() - t0) * 1000.0
-        if trial >= discard_first:
-            times.append(elapsed)
-            if verbose:
-                print(f"trial {trial - discard_first + 1}: {elapsed:.4g} ms")
-    return times
+        return (time.perf_counter() - t0) * 1000.0
+
+    _warmup(kernel_fn, args, num_warmup, dev)
+    return _sampled(one, num_trials, discard_first, verbose)
 
 
 def time_execution_with_do_bench_interface(
@@ -184,8 +194,7 @@ def time_execution_with_do_bench_interface(
     device: Any = None,
 ) -> list[float]:
     dev = resolve_device(device)
-    if dev.type != "cuda":
-        raise ValueError("timing_method 'do_bench' needs a CUDA device; use 'host_time' on the CPU")
+    _require_cuda(dev, "do_bench")
     from triton import testing as triton_testing
 
     with torch.cuda.device(dev):
@@ -203,8 +212,7 @@ def time_execution_with_do_bench_impl(
     device: Any = None,
 ) -> list[float]:
     dev = resolve_device(device)
-    if dev.type != "cuda":
-        raise ValueError("timing_method 'do_bench_impl' needs a CUDA device; use 'host_time' on the CPU")
+    _require_cuda(dev, "do_bench_impl")
     with torch.cuda.device(dev):
         _warmup(kernel_fn, args, num_warmup, dev)
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(num_trials)]
