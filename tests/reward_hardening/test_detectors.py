@@ -378,3 +378,19 @@ def test_device_trace_parsing_and_marker_split():
     assert split["marker_seen"] and split["current_stream"] == 7
     assert sorted(k["stream"] for k in split["kernels"]) == [7, 13]
     assert split_marker(kernels[1:2]) == {"marker_seen": False, "current_stream": None, "kernels": kernels[1:2]}
+
+
+def test_profiler_reply_from_the_candidate_process_is_shape_checked():
+    from kernelbench.reward_hardening.pipeline import _checked_profile
+
+    good = {"ok": True, "wall_ms": 0.2, "ops": [{"name": "aten::add", "self_cpu_us": 3.0, "device_us": 0.0}],
+            "kernels": [{"name": "kg_add_kernel", "device_us": 4.0, "start_us": 1.0, "stream": 7}],
+            "marker_seen": True, "current_stream": 7, "profile_errors": []}
+    profile, error = _checked_profile(good)
+    assert error is None and profile["current_stream"] == 7 and profile["kernels"] == good["kernels"]
+    cpu = {"ok": True, "wall_ms": 0.2, "ops": [], "kernels": [], "profile_errors": []}
+    assert _checked_profile(cpu)[1] is None
+    for bad in ({"kernels": [{"name": 3, "device_us": 4.0, "start_us": 1.0, "stream": 7}]},
+                {"kernels": [{"name": "k", "device_us": "fast", "start_us": 1.0, "stream": 7}]},
+                {"ops": "none"}, {"current_stream": "7"}, {"marker_seen": "yes"}, {"wall_ms": None}):
+        assert _checked_profile({**good, **bad}) == (None, "malformed profiler reply"), bad

@@ -277,6 +277,30 @@ def _timing_loop(drv: _Driver, bank: list[ProbeInput], plan: list[tuple[int, int
     return samples
 
 
+def _checked_profile(reply: dict) -> tuple[dict | None, str | None]:
+    """The profiler reply, if every field has the shape the harness sends; else an error.
+
+    The reply comes from the candidate's process, which can replace the harness; a
+    malformed reply leaves the profiler capability unsupported instead of crashing a
+    detector or the record.
+    """
+    def num(x: Any, none_ok: bool = False) -> bool:
+        return (x is None and none_ok) or (isinstance(x, (int, float)) and not isinstance(x, bool))
+
+    ops, kernels = reply.get("ops"), reply.get("kernels")
+    ok = (num(reply.get("wall_ms")) and isinstance(ops, list) and isinstance(kernels, list)
+          and all(isinstance(o, dict) and isinstance(o.get("name"), str) and num(o.get("self_cpu_us"))
+                  and num(o.get("device_us"), True) for o in ops)
+          and all(isinstance(k, dict) and isinstance(k.get("name"), str) and num(k.get("device_us"))
+                  and num(k.get("start_us"), True) and num(k.get("stream"), True) for k in kernels)
+          and num(reply.get("current_stream"), True) and isinstance(reply.get("marker_seen", False), bool)
+          and isinstance(reply.get("profile_errors") or [], list))
+    if not ok:
+        return None, "malformed profiler reply"
+    return {k: reply.get(k) for k in ("wall_ms", "ops", "kernels", "marker_seen", "current_stream",
+                                      "profile_errors")}, None
+
+
 def _run_candidate(cand_src: str, cfg: HardeningConfig, root: str, device: str, ev: Evidence,
                    ref: dict) -> None:
     workspace = os.path.join(root, "candidate")
@@ -336,8 +360,7 @@ def _run_candidate(cand_src: str, cfg: HardeningConfig, root: str, device: str, 
             items, blobs = values_to_wire(hidden[0].inputs)
             reply, _ = drv.request("profile", {"cmd": "profile", "inputs": items}, blobs)
             if reply.get("ok"):
-                ev.profile = {k: reply.get(k) for k in ("wall_ms", "ops", "kernels", "marker_seen", "current_stream",
-                                                        "profile_errors")}
+                ev.profile, ev.profile_error = _checked_profile(reply)
             else:
                 ev.profile_error = reply.get("error")
             ev.phases.append({"t_s": _t(ev), "phase": "profile", "pid": handle.pid})
