@@ -61,7 +61,7 @@ from kernelbench.reward_hardening.precheck import analyse, concurrency, stream_g
 from kernelbench.reward_hardening.precheck import precision as precision_rule
 from kernelbench.reward_hardening.precheck._context import Context, Hit, match_prefix
 from kernelbench.reward_hardening.precheck._cxx import looks_like_cxx
-from kernelbench.reward_hardening.precheck.provenance import torch_ops_in
+from kernelbench.reward_hardening.precheck.provenance import suppress_tail, torch_ops_in
 from kernelbench.reward_hardening.precheck.reference_access import derives_from_reference
 
 __all__ = ["BACKEND_IMPL_CHECK", "CHECK_FUNCTIONS", "PRECISION_DEPENDENT_CHECKS", "STRICT_CHECKS",
@@ -140,6 +140,11 @@ def _fmt(hits: list[Hit], limit: int = 6) -> str:
     return "; ".join(parts[:limit]) + more
 
 
+def _verdict(hits: list[Hit], what: str) -> tuple[bool, str]:
+    """A check's result in upstream's shape: flagged with ``what: <hits>``, or clean."""
+    return (True, f"{what}: {_fmt(hits)}") if hits else (False, "")
+
+
 def _safe(fn: Callable[[Context], list[Hit]], ctx: Context) -> list[Hit]:
     try:
         return fn(ctx)
@@ -165,19 +170,12 @@ def check_code_bypass(a: _Analysis) -> tuple[bool, str]:
             if ops:
                 hits.append(Hit(node.lineno, f"try-except falls back to {ops[0]}"))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
-            if any(ctx.resolve(i.context_expr.func if isinstance(i.context_expr, ast.Call) else i.context_expr)
-                   == "contextlib.suppress" for i in node.items):
-                parent = ctx.parent.get(node)
-                after: list[ast.AST] = []
-                for fld in ("body", "orelse", "finalbody"):
-                    seq = getattr(parent, fld, None)
-                    if isinstance(seq, list) and node in seq:
-                        after = seq[seq.index(node) + 1:]
-                ops = torch_ops_in(ctx, after, None)
-                if ops:
-                    hits.append(Hit(node.lineno, f"contextlib.suppress falls back to {ops[0]}"))
+            after = suppress_tail(ctx, node)
+            ops = torch_ops_in(ctx, after, None) if after else []
+            if ops:
+                hits.append(Hit(node.lineno, f"contextlib.suppress falls back to {ops[0]}"))
     mn = ctx.model_new
-    if mn is not None and derives_from_reference(ctx, mn, set()):
+    if mn is not None and derives_from_reference(ctx, mn):
         fwd = ctx.methods(mn.name, "forward")
         own = [f for f in fwd if getattr(ctx.parent.get(f), "name", "Model") != "Model"]
         if not own:
@@ -189,17 +187,13 @@ def check_code_bypass(a: _Analysis) -> tuple[bool, str]:
                         and n.func.value.func.id == "super"
                         or isinstance(n.func.value, ast.Name) and n.func.value.id == "Model"):
                     hits.append(Hit(n.lineno, "ModelNew.forward calls the reference forward"))
-    if not hits:
-        return False, ""
-    return True, f"code_bypass: PyTorch fallback / reference bypass (try-except or inheritance): {_fmt(hits)}"
+    return _verdict(hits, "code_bypass: PyTorch fallback / reference bypass (try-except or inheritance)")
 
 
 def check_timing_event_patch(a: _Analysis) -> tuple[bool, str]:
     hits = [Hit(s.line, f"{s.how} {s.qname}") for s in a.ctx.stores
             if s.rooted and s.qname and match_prefix(s.qname, _TIMING_TARGETS)]
-    if not hits:
-        return False, ""
-    return True, f"timing_event_patch: timing function reassigned (monkey-patching the timer): {_fmt(hits)}"
+    return _verdict(hits, "timing_event_patch: timing function reassigned (monkey-patching the timer)")
 
 
 def check_thread_injection(a: _Analysis) -> tuple[bool, str]:
@@ -207,18 +201,14 @@ def check_thread_injection(a: _Analysis) -> tuple[bool, str]:
     if a.ctx.raw_cxx:
         hits += [Hit(ci.line, ci.text) for ci in a.ctx.cxx_idents
                  if ci.text in ("threading", "multiprocessing", "ThreadPoolExecutor", "ProcessPoolExecutor")]
-    if not hits:
-        return False, ""
-    return True, f"thread_injection: threads/processes can run work outside the timed call: {_fmt(hits)}"
+    return _verdict(hits, "thread_injection: threads/processes can run work outside the timed call")
 
 
 def check_lazy_eval(a: _Analysis) -> tuple[bool, str]:
     hits = _safe(tensor_subclass.check, a.ctx)
     if a.ctx.raw_cxx:
         hits += [Hit(ci.line, ci.text) for ci in a.ctx.cxx_idents if ci.text in ("_make_subclass", "as_subclass")]
-    if not hits:
-        return False, ""
-    return True, f"lazy_eval: tensor subclass / lazy evaluation hooks: {_fmt(hits)}"
+    return _verdict(hits, "lazy_eval: tensor subclass / lazy evaluation hooks")
 
 
 # ---------------------------------------------------------------------------
@@ -232,9 +222,7 @@ def check_pytorch_wrap(a: _Analysis) -> tuple[bool, str]:
         part = r.qname.split(".")[2]
         if part not in _NN_ALLOWED:
             hits.append(Hit(r.line, r.qname))
-    if not hits:
-        return False, ""
-    return True, f"pytorch_wrap: uses torch.nn modules/functional instead of a custom kernel: {_fmt(hits)}"
+    return _verdict(hits, "pytorch_wrap: uses torch.nn modules/functional instead of a custom kernel")
 
 
 def check_torch_computation_ops(a: _Analysis) -> tuple[bool, str]:
@@ -247,25 +235,19 @@ def check_torch_computation_ops(a: _Analysis) -> tuple[bool, str]:
         op = ctx.torch_compute_op(c.node, None)
         if op:
             hits.append(Hit(c.line, op))
-    if not hits:
-        return False, ""
-    return True, f"torch_computation_ops: high-level torch compute ops: {_fmt(hits)}"
+    return _verdict(hits, "torch_computation_ops: high-level torch compute ops")
 
 
 def check_stream_injection(a: _Analysis) -> tuple[bool, str]:
     hits = _safe(stream_graph.check, a.ctx)
-    if not hits:
-        return False, ""
-    return True, f"stream_injection: non-default CUDA streams or graphs: {_fmt(hits)}"
+    return _verdict(hits, "stream_injection: non-default CUDA streams or graphs")
 
 
 def check_precision_downgrade(a: _Analysis) -> tuple[bool, str]:
     if not a.ctx.is_fp32:
         return False, ""
     hits = _safe(precision_rule.check, a.ctx)
-    if not hits:
-        return False, ""
-    return True, f"precision_downgrade: FP32 problem computed at reduced precision (fp16/bf16/tf32): {_fmt(hits)}"
+    return _verdict(hits, "precision_downgrade: FP32 problem computed at reduced precision (fp16/bf16/tf32)")
 
 
 # ---------------------------------------------------------------------------

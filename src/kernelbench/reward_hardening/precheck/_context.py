@@ -974,6 +974,27 @@ class Context:
                 out.append(q)
         return out
 
+    def base_chain(self, cls: ast.ClassDef, direct: Callable[[ast.expr], str | None],
+                   seen: set[str] | None = None) -> str | None:
+        """The first base of ``cls`` that ``direct`` names, looked up through this file's classes.
+
+        The answer is ``direct``'s name for it, prefixed ``"Local -> "`` for each local class
+        it was reached through; ``None`` when no base qualifies.
+        """
+        seen = set() if seen is None else seen
+        if cls.name in seen:
+            return None
+        seen.add(cls.name)
+        for b in cls.bases:
+            found = direct(b)
+            if found:
+                return found
+            if isinstance(b, ast.Name) and b.id in self.classes and b.id != cls.name:
+                found = self.base_chain(self.classes[b.id], direct, seen)
+                if found:
+                    return f"{b.id} -> {found}"
+        return None
+
     def methods(self, cname: str, meth: str, _seen: set | None = None) -> list[ast.AST]:
         """``meth`` looked up along the file-local base classes of ``cname``."""
         _seen = _seen or set()

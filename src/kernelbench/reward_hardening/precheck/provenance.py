@@ -105,6 +105,22 @@ def torch_ops_in(ctx: Context, stmts: Iterable[ast.AST], cls: str | None) -> lis
     return ops
 
 
+def suppress_tail(ctx: Context, node: ast.With | ast.AsyncWith) -> list[ast.AST] | None:
+    """For ``with contextlib.suppress(...)``, the statements after the block (its fallback path).
+
+    ``None`` when ``node`` does not suppress exceptions.
+    """
+    if not any(ctx.resolve(i.context_expr.func if isinstance(i.context_expr, ast.Call) else i.context_expr)
+               == "contextlib.suppress" for i in node.items):
+        return None
+    parent = ctx.parent.get(node)
+    for fld in ("body", "orelse", "finalbody"):
+        seq = getattr(parent, fld, None)
+        if isinstance(seq, list) and node in seq:
+            return seq[seq.index(node) + 1:]
+    return []
+
+
 def _fallback_hits(ctx: Context) -> list[Hit]:
     out = []
     for fn, node in ctx.reachable_nodes():
@@ -117,17 +133,9 @@ def _fallback_hits(ctx: Context) -> list[Hit]:
                 out.append(hit(node.lineno, f"try/except around the custom kernel falls back to {ops[0]}",
                                fallback_ops=sorted(set(ops))))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
-            if not any(ctx.resolve(i.context_expr.func if isinstance(i.context_expr, ast.Call) else i.context_expr)
-                       == "contextlib.suppress" for i in node.items):
+            after = suppress_tail(ctx, node)
+            if after is None or not _launches(ctx, node.body, cls):
                 continue
-            if not _launches(ctx, node.body, cls):
-                continue
-            parent = ctx.parent.get(node)
-            after: list[ast.AST] = []
-            for fld in ("body", "orelse", "finalbody"):
-                seq = getattr(parent, fld, None)
-                if isinstance(seq, list) and node in seq:
-                    after = seq[seq.index(node) + 1:]
             ops = torch_ops_in(ctx, after, cls)
             if ops:
                 out.append(hit(node.lineno, f"contextlib.suppress around the custom kernel falls back to {ops[0]}",

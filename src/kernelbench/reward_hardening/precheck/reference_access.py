@@ -49,24 +49,19 @@ def reference_like(module: str) -> bool:
     return any(_REF_PART.match(p) for p in module.split(".") if p)
 
 
-def derives_from_reference(ctx: Context, cls: ast.ClassDef, seen: set[str]) -> str | None:
-    if cls.name in seen:
-        return None
-    seen.add(cls.name)
-    for b in cls.bases:
+def derives_from_reference(ctx: Context, cls: ast.ClassDef, seen: set[str] | None = None) -> str | None:
+    """The reference ``Model`` (or a reference module's class) that ``cls`` derives from."""
+    def direct(b: ast.expr) -> str | None:
         q = ctx.resolve(b) or ""
-        last = q.split(".")[-1]
         if isinstance(b, ast.Name) and b.id == "Model":
             return "Model"
         if ctx.resolve_rooted(b) and reference_like(q.rsplit(".", 1)[0] if "." in q else q):
             return q
-        if last == "Model" and "." in q and reference_like(q.rsplit(".", 1)[0]):
+        if q.split(".")[-1] == "Model" and "." in q and reference_like(q.rsplit(".", 1)[0]):
             return q
-        if isinstance(b, ast.Name) and b.id in ctx.classes and b.id != cls.name:
-            found = derives_from_reference(ctx, ctx.classes[b.id], seen)
-            if found:
-                return f"{b.id} -> {found}"
-    return None
+        return None
+
+    return ctx.base_chain(cls, direct, seen)
 
 
 def _source(node: ast.AST | None) -> str:
@@ -86,7 +81,7 @@ def _fmt(v: object) -> object:
 def check(ctx: Context) -> list[Hit]:
     hits: list[Hit] = []
     if ctx.model_new is not None:
-        base = derives_from_reference(ctx, ctx.model_new, set())
+        base = derives_from_reference(ctx, ctx.model_new)
         if base:
             hits.append(hit(ctx.model_new.lineno, f"class ModelNew derives from the reference ({base})"))
     for line, q, node in ctx.imports:

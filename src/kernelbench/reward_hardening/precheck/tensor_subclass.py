@@ -49,28 +49,23 @@ BENIGN_DUNDERS = {"__name__", "__qualname__", "__doc__", "__module__", "__wrappe
                   "__signature__", "__slots__"}
 
 
-def _tensor_base(ctx: Context, cls: ast.ClassDef, seen: set[str]) -> str | None:
-    if cls.name in seen:
-        return None
-    seen.add(cls.name)
-    for b in cls.bases:
+def _tensor_base(ctx: Context, cls: ast.ClassDef) -> str | None:
+    def direct(b: ast.expr) -> str | None:
         q = ctx.resolve(b) or ""
         if q in TENSOR_BASES or (isinstance(b, ast.Name) and b.id == "Tensor") or \
                 (ctx.resolve_rooted(b) or "").split(".")[-1] in ("Tensor", "Parameter", "TensorBase"):
             return q or "Tensor"
         if isinstance(b, ast.Call) and ctx.resolve(b.func) == "builtins.type":
             return "type(...)"
-        if isinstance(b, ast.Name) and b.id in ctx.classes and b.id != cls.name:
-            found = _tensor_base(ctx, ctx.classes[b.id], seen)
-            if found:
-                return f"{b.id} -> {found}"
-    return None
+        return None
+
+    return ctx.base_chain(cls, direct)
 
 
 def check(ctx: Context) -> list[Hit]:
     hits = ctx.ref_hits(PY_PREFIXES)
     for cls in ctx.classes.values():
-        base = _tensor_base(ctx, cls, set())
+        base = _tensor_base(ctx, cls)
         if base:
             hits.append(hit(cls.lineno, f"class {cls.name} derives from {base}"))
     for node in ast.walk(ctx.tree):
