@@ -38,6 +38,7 @@ from typing import Any
 import torch
 
 from kernelbench.procs import recv_frame, send_frame, tensor_to_wire, values_from_wire, values_to_wire
+from kernelbench.timing import l2_flush_bytes
 
 # Captured before any candidate code can run in this process.
 _monotonic_ns = time.monotonic_ns
@@ -396,8 +397,7 @@ class Harness:
                 torch.cuda.set_per_process_memory_fraction(float(cap), self.device)
             self.memory_cap = cap
             torch.ones(1, device=self.device).add_(1)
-            l2 = int(getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 0) or 0)
-            self.flush_buf = torch.empty(max(2 * l2, 256 << 20) // 4, dtype=torch.int32, device=self.device)
+            self.flush_buf = torch.empty(l2_flush_bytes(self.device) // 4, dtype=torch.int32, device=self.device)
             try:
                 # Rolled timing inputs come from their own pool: kept alive (fresh addresses per
                 # sample), they would otherwise take every free block of the default pool, and
