@@ -394,3 +394,19 @@ def test_profiler_reply_from_the_candidate_process_is_shape_checked():
                 {"kernels": [{"name": "k", "device_us": "fast", "start_us": 1.0, "stream": 7}]},
                 {"ops": "none"}, {"current_stream": "7"}, {"marker_seen": "yes"}, {"wall_ms": None}):
         assert _checked_profile({**good, **bad}) == (None, "malformed profiler reply"), bad
+
+
+def test_timing_reply_from_the_candidate_process_is_shape_checked():
+    from kernelbench.reward_hardening.pipeline import _malformed_timing
+
+    good = {"ok": True, "t0": 10, "t_ret": 20, "t1": 30, "event_ms": 0.01, "threads_delta": 0,
+            "t_evt": 25, "window_ms": 0.3, "l2": {"persisting_l2_limit": 0, "limit_rc": 0}}
+    assert _malformed_timing(good) is None
+    assert _malformed_timing({"ok": True, "t0": 1, "t_ret": 2, "t1": 3, "event_ms": None}) is None  # CPU reply
+    assert _malformed_timing({**good, "t0": 40}) is None  # order is RH-26's to judge, not a shape error
+    for bad in ({"t0": "10"}, {"t1": 3.5}, {"t_ret": True}, {"event_ms": "fast"}, {"window_ms": [1]},
+                {"t_evt": 2.5}, {"threads_delta": None}, {"l2": {"persisting_l2_limit": "big"}}, {"l2": 7}):
+        assert _malformed_timing({**good, **bad}), bad
+    missing = dict(good)
+    del missing["t_ret"]
+    assert _malformed_timing(missing)

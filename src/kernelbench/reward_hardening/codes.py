@@ -96,7 +96,7 @@ _TABLE = [
              "CUDA runtime/device is unavailable for hardened evaluation",
              _RERUN, _sev("error"), ()),
     CodeInfo("RH-15", "RH-WORKER-CRASH", "worker",
-             "Candidate worker exited, crashed or closed its channel before finishing",
+             "Candidate worker exited, crashed, failed a request or closed its channel before finishing",
              "Fix the crash or early exit; a worker that does not finish earns no result.",
              _sev("error"), ("A13",)),
     CodeInfo("RH-16", "RH-WORKER-TIMEOUT", "worker",

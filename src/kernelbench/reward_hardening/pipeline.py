@@ -264,8 +264,11 @@ def _timing_loop(drv: _Driver, bank: list[ProbeInput], plan: list[tuple[int, int
             raise RuntimeError(f"timing call failed: {reply.get('error')}")
         if k < cfg.num_warmup:
             continue
-        s = TimingSample(k, send, recv, int(reply["t0"]), int(reply["t_ret"]), int(reply["t1"]),
-                         reply.get("event_ms"), int(reply.get("threads_delta", 0)), b, r,
+        bad = _malformed_timing(reply)
+        if bad:
+            raise RuntimeError(f"malformed timing reply: {bad}")
+        s = TimingSample(k, send, recv, reply["t0"], reply["t_ret"], reply["t1"],
+                         reply.get("event_ms"), reply.get("threads_delta", 0), b, r,
                          t_evt=reply.get("t_evt"), l2=reply.get("l2"), window_ms=reply.get("window_ms"))
         if k in spots:
             rep, oblobs = drv.request("spot_check", {"cmd": "last"})
@@ -277,6 +280,33 @@ def _timing_loop(drv: _Driver, bank: list[ProbeInput], plan: list[tuple[int, int
     return samples
 
 
+def _num(x: Any, none_ok: bool = False) -> bool:
+    """A JSON number (``bool`` excluded), or ``None`` where that is allowed."""
+    return (x is None and none_ok) or (isinstance(x, (int, float)) and not isinstance(x, bool))
+
+
+def _malformed_timing(reply: dict) -> str | None:
+    """Why a timing reply does not have the shape the harness sends, or ``None``.
+
+    The reply comes from the candidate's process: junk in it must end as a
+    candidate-side timing error (no trusted time), not as an evaluator crash.  Values
+    of the right type are judged by the timing detectors (RH-26 checks the order).
+    """
+    ints = ("t0", "t_ret", "t1")
+    if not all(isinstance(reply.get(k), int) and not isinstance(reply.get(k), bool) for k in ints):
+        return "t0/t_ret/t1 must be integer nanosecond clock readings"
+    if not all(_num(reply.get(k), True) for k in ("event_ms", "window_ms")):
+        return "event_ms/window_ms must be numbers"
+    t_evt, delta, l2 = reply.get("t_evt"), reply.get("threads_delta", 0), reply.get("l2")
+    if t_evt is not None and (not isinstance(t_evt, int) or isinstance(t_evt, bool)):
+        return "t_evt must be an integer clock reading"
+    if not isinstance(delta, int) or isinstance(delta, bool):
+        return "threads_delta must be an integer"
+    if l2 is not None and not (isinstance(l2, dict) and all(_num(v, True) for v in l2.values())):
+        return "l2 must be a mapping of numbers"
+    return None
+
+
 def _checked_profile(reply: dict) -> tuple[dict | None, str | None]:
     """The profiler reply, if every field has the shape the harness sends; else an error.
 
@@ -284,9 +314,7 @@ def _checked_profile(reply: dict) -> tuple[dict | None, str | None]:
     malformed reply leaves the profiler capability unsupported instead of crashing a
     detector or the record.
     """
-    def num(x: Any, none_ok: bool = False) -> bool:
-        return (x is None and none_ok) or (isinstance(x, (int, float)) and not isinstance(x, bool))
-
+    num = _num
     ops, kernels = reply.get("ops"), reply.get("kernels")
     ok = (num(reply.get("wall_ms")) and isinstance(ops, list) and isinstance(kernels, list)
           and all(isinstance(o, dict) and isinstance(o.get("name"), str) and num(o.get("self_cpu_us"))

@@ -10,13 +10,16 @@ from kernelbench.reward_hardening.findings import finding
 
 @detector("RH-15")
 def worker_crashed(ev):
-    """A candidate worker that exits, crashes or closes its channel early (A13).
+    """A candidate worker that exits, crashes, fails a request or closes its channel early (A13).
 
     Exit code 0 proves nothing: the parent only trusts a worker that answered every
     request it made.  Early ``sys.exit(0)``/``os._exit(0)`` after printing fake
-    results lands here.
+    results lands here, and so does a worker that is correct while checked and then
+    raises, or sends a malformed reply, during the timed calls: no time can be
+    trusted from a run that did not finish, and the failure is the candidate's, not
+    the evaluator's.
     """
-    hits = [e for e in ev.events if e.role == "candidate" and e.kind in ("crash", "frame")]
+    hits = [e for e in ev.events if e.role == "candidate" and e.kind in ("crash", "frame", "error")]
     if not hits:
         return []
     return [finding("RH-15", ev.config.policy, {
