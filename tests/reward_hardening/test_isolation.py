@@ -96,7 +96,7 @@ def test_spy_learns_nothing_hidden(tmp_path, monkeypatch):
     for s in hidden:  # no hidden seed, in decimal or hex, anywhere the spy could look
         assert str(s) not in seen_text and format(s, "x") not in seen_text
     assert seen["initial_seed"] == 42  # the public construction seed, nothing else
-    assert set(seen["env"]) <= {"XDG_CACHE_HOME", "TORCHINDUCTOR_CACHE_DIR", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+    assert set(seen["env"]) <= {"XDG_CACHE_HOME", "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
                                 "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PATH", "HOME", "TMPDIR", "TORCH_EXTENSIONS_DIR", "LANG", "LC_ALL", "LC_CTYPE",
                                 "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CC", "CXX",
                                 "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "NVIDIA_VISIBLE_DEVICES",

@@ -156,6 +156,10 @@ def _start_worker(role: str, workspace: str, source_path: str, cfg: HardeningCon
                         # JIT caches live with the build (persistent per source) or in tmp/
                         "TRITON_CACHE_DIR": os.path.join(build_dir, "triton_cache"),
                         "XDG_CACHE_HOME": os.path.join(tmp, ".cache"),
+                        # the CUDA driver's PTX JIT cache (default $HOME/.nv): cuDNN JIT-compiles
+                        # kernels shipped only as PTX on a newer GPU (seen on the H200 for a
+                        # conv2d), which would otherwise read as a workspace write (RH-27)
+                        "CUDA_CACHE_PATH": os.path.join(tmp, ".nv", "ComputeCache"),
                         "TORCHINDUCTOR_CACHE_DIR": os.path.join(tmp, "inductor")}, workspace=workspace)
     spec = {
         "role": role, "source_path": source_path, "device": device, "precision": cfg.precision,
