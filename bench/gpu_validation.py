@@ -19,6 +19,7 @@ Stages (each writes its part of ``<out>/validation.json`` as soon as it finishes
 ``overhead``   wall time per candidate: off vs enforce, with and without the profiler pass
 ``baselines``  generate_baseline_time for the demo set (eager + torch.compile)
 ``pytest``     the GPU-marked tests
+``packbuilds`` pack the extension build cache into ``<out>/builds.tgz`` (see the stage)
 """
 
 from __future__ import annotations
@@ -137,35 +138,56 @@ def _honest_candidates():
     return out
 
 
+def _policies(policy: str, args) -> list[str]:
+    """The fixture's own policy first, then (with --both-policies) the other one."""
+    other = {"source_strict": "practical", "practical": "source_strict"}[policy]
+    return [policy, other] if getattr(args, "both_policies", False) and policy == "source_strict" else [policy]
+
+
+def _phase_seconds(rec: dict) -> dict:
+    """Seconds spent in each phase of a hardened evaluation (from the record's phase log)."""
+    out, last = {}, 0.0
+    for ph in rec["metadata"].get("reward_hardening_phases") or []:
+        out[ph["phase"]] = round(ph["t_s"] - last, 2)
+        last = ph["t_s"]
+    return out
+
+
 def stage_calibrate(out: Path, args) -> dict:
     from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
     from kernelbench.reward_hardening.config import default_build_dir
 
+    jobs = [(scale, label, problem, src, policy)
+            for scale in [int(s) for s in args.scales.split(",")]
+            for label, problem, src, own_policy in _honest_candidates()
+            if (label.startswith("fixture:") or not args.only_fixtures)
+            and (not args.candidates or any(c in label for c in args.candidates.split(",")))
+            for policy in _policies(own_policy, args)]
     rows = []
-    for scale in [int(s) for s in args.scales.split(",")]:
+    for scale, label, problem, src, policy in jobs:
         os.environ["KERNELBENCH_DEMO_SCALE"] = str(scale)
-        for label, problem, src, policy in _honest_candidates():
-            if args.only_fixtures and not label.startswith("fixture:"):
-                continue
-            cfg = HardeningConfig(mode="enforce", policy=policy, device="cuda", timeout=300,
-                                  num_perf_trials=args.trials, build_dir=default_build_dir(src))
-            t = time.time()
-            rec = evaluate_hardened(problem.read_text(), src, cfg)
-            rh = rec["reward_hardening"]
-            ts = rec["metadata"].get("timing_samples") or {}
-            rows.append({"scale": scale, "candidate": label, "policy": policy, "status": rh["integrity_status"],
-                         "codes": [f["code"] for f in rh["findings"] if f["severity"] != "info"],
-                         "missing_capabilities": {k: v["detail"] for k, v in rh["capabilities"].items()
-                                                  if v["required"] and v["status"] != "AVAILABLE"},
-                         "error_evidence": [f["evidence"] for f in rh["findings"] if f["severity"] == "error"][:2],
-                         "verified_ms": rh["verified_runtime"], "reference_ms": rh["verified_reference_runtime"],
-                         "event_ms": ts.get("event_ms"), "host_ms": ts.get("host_ms"),
-                         "other_streams_ms": ts.get("other_streams_ms"), "window_ms": ts.get("window_ms"),
-                         "median_ms": (rec.get("runtime_stats") or {}).get("median"),
-                         "wall_s": round(time.time() - t, 2)})
-            print(f"[calibrate] scale {scale} {label}: {rh['integrity_status']} {rows[-1]['codes']} "
-                  f"{rh['verified_runtime']} ms", flush=True)
-            _save(out, "calibrate_partial", rows)
+        cfg = HardeningConfig(mode="enforce", policy=policy, device="cuda", timeout=300,
+                              num_perf_trials=args.trials, build_dir=default_build_dir(src))
+        t = time.time()
+        rec = evaluate_hardened(problem.read_text(), src, cfg)
+        rh = rec["reward_hardening"]
+        ts = rec["metadata"].get("timing_samples") or {}
+        rows.append({"scale": scale, "candidate": label, "policy": policy, "status": rh["integrity_status"],
+                     "codes": [f["code"] for f in rh["findings"] if f["severity"] != "info"],
+                     "missing_capabilities": {k: v["detail"] for k, v in rh["capabilities"].items()
+                                              if v["required"] and v["status"] != "AVAILABLE"},
+                     "error_evidence": [f["evidence"] for f in rh["findings"] if f["severity"] == "error"][:2],
+                     "warning_evidence": {f["code"]: f["evidence"] for f in rh["findings"]
+                                          if f["severity"] == "warning"},
+                     "verified_ms": rh["verified_runtime"], "reference_ms": rh["verified_reference_runtime"],
+                     "event_ms": ts.get("event_ms"), "host_ms": ts.get("host_ms"),
+                     "other_streams_ms": ts.get("other_streams_ms"), "window_ms": ts.get("window_ms"),
+                     "median_ms": (rec.get("runtime_stats") or {}).get("median"),
+                     "phase_s": _phase_seconds(rec), "profiler": rec["metadata"].get("profiler"),
+                     "wall_s": round(time.time() - t, 2)})
+        print(f"[calibrate] scale {scale} {label} {policy}: {rh['integrity_status']} {rows[-1]['codes']} "
+              f"{rh['verified_runtime']} ms", flush=True)
+        _save(out, "calibrate_partial", rows)
     # the quantities the thresholds bound
     excess, ratio, other = [], [], []
     for r in rows:
@@ -193,7 +215,8 @@ def stage_dobench(out: Path, args) -> dict:
     for label, problem, src, policy in _honest_candidates():
         if not label.startswith("fixture:"):
             continue
-        match = [r for r in rows if r["candidate"] == label and r["scale"] == args.scale and r["verified_ms"]]
+        match = [r for r in rows if r["candidate"] == label and r["scale"] == args.scale and r["verified_ms"]
+                 and r.get("policy", policy) == policy]
         if not match:
             continue
         os.environ["KERNELBENCH_DEMO_SCALE"] = str(args.scale)
@@ -277,6 +300,35 @@ def stage_baselines(out: Path, args) -> dict:
     return r
 
 
+def stage_packbuilds(out: Path, args) -> dict:
+    """Pack the extension build cache into ``<out>/builds.tgz`` for the next machine.
+
+    Object files are stored empty with their timestamps: ninja only compares times,
+    so the shared objects are reused without rebuilding (about a minute each), while
+    the archive stays small enough to come back.  Unpack it into the checkout
+    (``tar xzf builds.tgz``) and carry ``cache/kernelguard_builds``.
+    """
+    import tarfile
+
+    root = REPO / "cache" / "kernelguard_builds"
+    dest = out / "builds.tgz"
+    if not root.is_dir():
+        return {"error": f"no build cache at {root}"}
+
+    with tarfile.open(dest, "w:gz") as tar:
+        for path in sorted(root.rglob("*")):
+            info = tar.gettarinfo(str(path), arcname=str(path.relative_to(REPO)))
+            if path.is_file() and path.suffix == ".o":
+                info.size = 0
+                tar.addfile(info)
+            elif path.is_file():
+                with open(path, "rb") as fh:
+                    tar.addfile(info, fh)
+            elif path.is_dir():
+                tar.addfile(info)
+    return {"bytes": dest.stat().st_size, "repo": str(REPO)}
+
+
 def stage_pytest(out: Path, args) -> dict:
     return _run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider",
                  *(["-k", args.pytest_k] if args.pytest_k else []), "tests"],
@@ -285,7 +337,8 @@ def stage_pytest(out: Path, args) -> dict:
 
 STAGES = {"env": stage_env, "prebuild": stage_prebuild, "off": stage_off, "enforce": stage_enforce,
           "redteam": stage_redteam, "calibrate": stage_calibrate, "dobench": stage_dobench,
-          "overhead": stage_overhead, "profprobe": stage_profprobe, "baselines": stage_baselines, "pytest": stage_pytest}
+          "overhead": stage_overhead, "profprobe": stage_profprobe, "baselines": stage_baselines, "pytest": stage_pytest,
+          "packbuilds": stage_packbuilds}
 
 
 def main() -> int:
@@ -302,6 +355,9 @@ def main() -> int:
     ap.add_argument("--stage-timeout", type=float, default=480)
     ap.add_argument("--overhead-n", type=int, default=4)
     ap.add_argument("--only-fixtures", action="store_true", help="calibrate only the honest GPU fixtures")
+    ap.add_argument("--candidates", default="", help="comma-separated substrings of candidate labels to calibrate")
+    ap.add_argument("--both-policies", action="store_true",
+                    help="calibrate source_strict fixtures under practical too")
     ap.add_argument("--redteam-trials", type=int, default=10)
     ap.add_argument("--redteam-jobs", type=int, default=1, help="fixtures evaluated concurrently")
     ap.add_argument("--redteam-only", default="", help="comma-separated fixture ids")
