@@ -139,9 +139,8 @@ def _honest_candidates():
 
 
 def _policies(policy: str, args) -> list[str]:
-    """The fixture's own policy first, then (with --both-policies) the other one."""
-    other = {"source_strict": "practical", "practical": "source_strict"}[policy]
-    return [policy, other] if getattr(args, "both_policies", False) and policy == "source_strict" else [policy]
+    """The candidate's own policy, then ``practical`` for ``source_strict`` ones with --both-policies."""
+    return [policy, "practical"] if args.both_policies and policy == "source_strict" else [policy]
 
 
 def _phase_seconds(rec: dict) -> dict:
@@ -188,18 +187,26 @@ def stage_calibrate(out: Path, args) -> dict:
         print(f"[calibrate] scale {scale} {label} {policy}: {rh['integrity_status']} {rows[-1]['codes']} "
               f"{rh['verified_runtime']} ms", flush=True)
         _save(out, "calibrate_partial", rows)
-    # the quantities the thresholds bound
-    excess, ratio, other = [], [], []
-    for r in rows:
-        for e, h, o in zip(r["event_ms"] or [], r["host_ms"] or [], r["other_streams_ms"] or []):
-            if e is None:
-                continue
-            excess.append(h - e)
-            ratio.append(h / e if e > 0 else float("inf"))
-            other.append(o)
-    summary = {"samples": len(excess), "max_host_minus_event_ms": max(excess, default=None),
-               "p999_host_minus_event_ms": sorted(excess)[int(0.999 * (len(excess) - 1))] if excess else None,
-               "max_other_streams_ms": max(other, default=None),
+    # the quantities the thresholds bound, judged with the detectors' own limits
+    from types import SimpleNamespace
+
+    from kernelbench.reward_hardening.detectors.gpu import deferred_limit_ms
+    from kernelbench.reward_hardening.detectors.timing import async_limit_ms, device_window_ms
+
+    dflt = HardeningConfig()
+    samples = [SimpleNamespace(event_ms=e, host_ms=h, other_ms=o, window_ms=w)
+               for r in rows
+               for e, h, o, w in zip(r["event_ms"] or [], r["host_ms"] or [], r["other_streams_ms"] or [],
+                                     r["window_ms"] or [None] * len(r["event_ms"] or []))
+               if e is not None]
+    window = [device_window_ms(x, dflt) for x in samples]
+    summary = {"samples": len(samples),
+               "max_host_minus_window_ms": max((x.host_ms - w for x, w in zip(samples, window)), default=None),
+               "max_host_over_window": max((x.host_ms / w for x, w in zip(samples, window) if w > 0), default=None),
+               "max_other_streams_ms": max((x.other_ms for x in samples), default=None),
+               # negative: every honest sample stayed under the threshold by at least this much
+               "rh36_worst_margin_ms": max((x.host_ms - async_limit_ms(x, dflt) for x in samples), default=None),
+               "rh37_worst_margin_ms": max((x.other_ms - deferred_limit_ms(x, dflt) for x in samples), default=None),
                "statuses": {s: sum(1 for r in rows if r["status"] == s) for s in ("PASS", "FAIL", "SUSPICIOUS",
                                                                                 "UNSUPPORTED")}}
     return {"rows": rows, "summary": summary}

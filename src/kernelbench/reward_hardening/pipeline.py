@@ -289,6 +289,11 @@ def _num(x: Any, none_ok: bool = False) -> bool:
     return (x is None and none_ok) or (isinstance(x, (int, float)) and not isinstance(x, bool))
 
 
+def _int(x: Any, none_ok: bool = False) -> bool:
+    """A JSON integer (``bool`` excluded), or ``None`` where that is allowed."""
+    return (x is None and none_ok) or (isinstance(x, int) and not isinstance(x, bool))
+
+
 def _malformed_timing(reply: dict) -> str | None:
     """Why a timing reply does not have the shape the harness sends, or ``None``.
 
@@ -296,16 +301,15 @@ def _malformed_timing(reply: dict) -> str | None:
     candidate-side timing error (no trusted time), not as an evaluator crash.  Values
     of the right type are judged by the timing detectors (RH-26 checks the order).
     """
-    ints = ("t0", "t_ret", "t1")
-    if not all(isinstance(reply.get(k), int) and not isinstance(reply.get(k), bool) for k in ints):
+    if not all(_int(reply.get(k)) for k in ("t0", "t_ret", "t1")):
         return "t0/t_ret/t1 must be integer nanosecond clock readings"
     if not all(_num(reply.get(k), True) for k in ("event_ms", "window_ms")):
         return "event_ms/window_ms must be numbers"
-    t_evt, delta, l2 = reply.get("t_evt"), reply.get("threads_delta", 0), reply.get("l2")
-    if t_evt is not None and (not isinstance(t_evt, int) or isinstance(t_evt, bool)):
+    if not _int(reply.get("t_evt"), True):
         return "t_evt must be an integer clock reading"
-    if not isinstance(delta, int) or isinstance(delta, bool):
+    if not _int(reply.get("threads_delta", 0)):
         return "threads_delta must be an integer"
+    l2 = reply.get("l2")
     if l2 is not None and not (isinstance(l2, dict) and all(_num(v, True) for v in l2.values())):
         return "l2 must be a mapping of numbers"
     return None
@@ -318,14 +322,13 @@ def _checked_profile(reply: dict) -> tuple[dict | None, str | None]:
     malformed reply leaves the profiler capability unsupported instead of crashing a
     detector or the record.
     """
-    num = _num
     ops, kernels = reply.get("ops"), reply.get("kernels")
-    ok = (num(reply.get("wall_ms")) and isinstance(ops, list) and isinstance(kernels, list)
-          and all(isinstance(o, dict) and isinstance(o.get("name"), str) and num(o.get("self_cpu_us"))
-                  and num(o.get("device_us"), True) for o in ops)
-          and all(isinstance(k, dict) and isinstance(k.get("name"), str) and num(k.get("device_us"))
-                  and num(k.get("start_us"), True) and num(k.get("stream"), True) for k in kernels)
-          and num(reply.get("current_stream"), True) and isinstance(reply.get("marker_seen", False), bool)
+    ok = (_num(reply.get("wall_ms")) and isinstance(ops, list) and isinstance(kernels, list)
+          and all(isinstance(o, dict) and isinstance(o.get("name"), str) and _num(o.get("self_cpu_us"))
+                  and _num(o.get("device_us"), True) for o in ops)
+          and all(isinstance(k, dict) and isinstance(k.get("name"), str) and _num(k.get("device_us"))
+                  and _num(k.get("start_us"), True) and _num(k.get("stream"), True) for k in kernels)
+          and _num(reply.get("current_stream"), True) and isinstance(reply.get("marker_seen", False), bool)
           and isinstance(reply.get("profile_errors") or [], list))
     if not ok:
         return None, "malformed profiler reply"

@@ -17,6 +17,11 @@ _REDUCED_KERNEL_MARKERS = ("tf32", "f16", "bf16", "fp16", "half", "hgemm", "h884
                            "bf16816")
 
 
+def deferred_limit_ms(s, cfg) -> float:
+    """How long the device may stay busy after a sample's current stream finished (RH-37)."""
+    return cfg.other_streams_slack_ms + 0.1 * (s.event_ms or 0.0)
+
+
 @detector("RH-37")
 def deferred_gpu_work(ev):
     """GPU work that outlives the current stream, or graph/stream launches in forward (A01, A16, A18).
@@ -30,8 +35,7 @@ def deferred_gpu_work(ev):
     one (a marker kernel launched on the current stream names it in the trace).
     """
     cfg = ev.config
-    slow = [s for s in ev.samples if s.t_evt is not None and
-            s.other_streams_ms > cfg.other_streams_slack_ms + 0.1 * (s.event_ms or 0.0)]
+    slow = [s for s in ev.samples if s.t_evt is not None and s.other_streams_ms > deferred_limit_ms(s, cfg)]
     evidence = {}
     if len(slow) > max(1, int(0.05 * len(ev.samples))):
         worst = max(slow, key=lambda s: s.other_streams_ms)

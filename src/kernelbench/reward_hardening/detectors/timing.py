@@ -61,16 +61,14 @@ def device_window_ms(s, cfg) -> float:
     return s.event_ms + hold
 
 
+def async_limit_ms(s, cfg) -> float:
+    """The largest host time RH-36 accepts for a sample with CUDA-event times."""
+    return cfg.event_host_ratio * device_window_ms(s, cfg) + cfg.event_host_slack_ms
+
+
 def rejected_async_samples(ev):
     """Indices of samples whose CUDA-event time and host time disagree."""
-    cfg = ev.config
-    out = []
-    for s in ev.samples:
-        if s.event_ms is None:
-            continue
-        if s.host_ms > cfg.event_host_ratio * device_window_ms(s, cfg) + cfg.event_host_slack_ms:
-            out.append(s.index)
-    return out
+    return [s.index for s in ev.samples if s.event_ms is not None and s.host_ms > async_limit_ms(s, ev.config)]
 
 
 @detector("RH-36")
