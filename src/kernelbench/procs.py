@@ -33,9 +33,11 @@ __all__ = [
     "WorkerHandle",
     "WorkerTimeout",
     "ResponseTooLarge",
+    "WorkerMemoryExceeded",
     "decode_frame",
     "encode_frame",
     "get_context",
+    "private_rss_bytes",
     "tensor_from_wire",
     "tensor_to_wire",
 ]
@@ -67,6 +69,26 @@ class WorkerCrashed(RuntimeError):
 
 class ResponseTooLarge(RuntimeError):
     """The worker's reply exceeded the response-size limit."""
+
+
+class WorkerMemoryExceeded(RuntimeError):
+    """The worker's private resident memory went over its limit (it was killed)."""
+
+
+def private_rss_bytes(pid: int) -> int | None:
+    """Resident anonymous (private) memory of a process, from ``/proc/<pid>/status``.
+
+    Shared mappings (the judge's lent tensors) are not counted: they belong to the
+    judge's budget.  ``None`` where /proc cannot be read.
+    """
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 # --------------------------------------------------------------------------- framing
@@ -417,6 +439,8 @@ class WorkerHandle:
     conn: Any = None
     started_at: float = 0.0
     events: list = field(default_factory=list)
+    max_rss_bytes: int | None = None  # private resident memory limit, watched while waiting
+    peak_rss_bytes: int = 0  # largest private resident memory seen while waiting
 
     def start(self) -> "WorkerHandle":
         ctx = get_context()
@@ -441,7 +465,42 @@ class WorkerHandle:
         except (OSError, ValueError) as exc:
             raise WorkerCrashed(f"channel closed while sending: {exc}") from None
 
-    def receive(self, timeout: float) -> tuple[dict, list[bytes]]:
+    def send_message(self, header: dict, fds: list[int] | None = None) -> None:
+        """Send a frame with file descriptors (see :mod:`kernelbench.reward_hardening.wire`)."""
+        from kernelbench.reward_hardening.wire import send_message
+
+        try:
+            send_message(self.conn, header, fds, self.spec.get("spill_dir"))
+        except (OSError, ValueError) as exc:
+            raise WorkerCrashed(f"channel closed while sending: {exc}") from None
+
+    def receive_message(self, timeout: float, allow_fds: bool = False) -> tuple[dict, list[int]]:
+        """Wait for a frame (and its descriptors where ``allow_fds``), watching memory."""
+        from kernelbench.reward_hardening.wire import recv_message
+
+        self._wait(timeout)
+        try:
+            return recv_message(self.conn, self.max_response_bytes, self.spec.get("spill_dir"), allow_fds)
+        except EOFError:
+            raise WorkerCrashed(f"worker closed its channel (exit code {self.process.exitcode})") from None
+        except OSError as exc:
+            if "too long" in str(exc).lower() or "bad message length" in str(exc).lower():
+                raise ResponseTooLarge(f"reply larger than {self.max_response_bytes} bytes") from None
+            raise WorkerCrashed(f"channel error: {exc}") from None
+
+    def _check_memory(self) -> None:
+        if self.process is None or self.process.pid is None:
+            return
+        rss = private_rss_bytes(self.process.pid)
+        if rss is None:
+            return
+        self.peak_rss_bytes = max(self.peak_rss_bytes, rss)
+        if self.max_rss_bytes and rss > self.max_rss_bytes:
+            self.kill()
+            raise WorkerMemoryExceeded(f"private resident memory {rss / 2**30:.2f} GiB over the limit of "
+                                       f"{self.max_rss_bytes / 2**30:.2f} GiB")
+
+    def _wait(self, timeout: float) -> None:
         deadline = time.monotonic() + max(timeout, 0.0)
         while True:
             remaining = deadline - time.monotonic()
@@ -461,6 +520,11 @@ class WorkerHandle:
                 raise WorkerCrashed(f"worker exited with code {self.process.exitcode}")
             if remaining <= 0:
                 raise WorkerTimeout(f"no reply within {timeout:.3g} s")
+            self._check_memory()
+        self._check_memory()
+
+    def receive(self, timeout: float) -> tuple[dict, list[bytes]]:
+        self._wait(timeout)
         try:
             return recv_frame(self.conn, self.max_response_bytes, self.spec.get("spill_dir"))
         except EOFError:

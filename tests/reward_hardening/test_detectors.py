@@ -152,6 +152,58 @@ def _claims(ev):
     ev.log_text = "kernel done\nruntime: 0.001 ms speedup = 120x\n"
 
 
+def _host_memory(ev):
+    ev.events = [WorkerEvent("candidate", "timing", "memory", "private resident memory 8.00 GiB over the limit")]
+
+
+# judge-side evidence (what the device-resident data path reports instead of tensors)
+def _judge_replay(ev):
+    from kernelbench.reward_hardening.detectors._compare import Comparison
+
+    ev.calls[1].comparison = Comparison(False, 0.4, 2.0, "values differ beyond tolerance")
+    ev.calls[1].replay = True
+
+
+def _judge_structure(ev):
+    ev.calls[0].evidence["structure_problem"] = "returns tuple of 1 tensor(s); the reference returns tensor of 1"
+
+
+def _judge_mutation(ev):
+    ev.calls[0].inputs_unchanged = False
+
+
+def _judge_timed_mutation(ev):
+    s = _sample(0)
+    s.inputs_unchanged = False
+    ev.samples = [s]
+
+
+def _judge_spot(ev):
+    from kernelbench.reward_hardening.detectors._compare import Comparison
+
+    s = _sample(0)
+    s.spot_comparison = Comparison(False, float("inf"), float("inf"), "outputs were not written")
+    ev.samples = [s]
+
+
+def _judge_reduced(ev):
+    from kernelbench.reward_hardening.detectors._compare import Comparison
+
+    ev.calls[0].comparison = Comparison(True, 2e-3, 1e-3)
+    ev.calls[0].variant_errors = {"bf16": {"variant_rel_error": 3e-3}}
+
+
+def _benign_judge(ev):
+    from kernelbench.reward_hardening.detectors._compare import Comparison
+
+    for c in ev.calls:
+        c.comparison, c.replay, c.inputs_unchanged = Comparison(True, 1e-7, 1e-7), False, True
+        c.variant_errors = {"bf16": {"variant_rel_error": 3e-3}}
+    s = _sample(0)
+    s.inputs_unchanged, s.spot_comparison = True, Comparison(True, 1e-7, 1e-7)
+    ev.samples = [s]
+
+
 def _load_failed(ev):
     ev.load_error = "ImportError: no module named magic"
 
@@ -261,12 +313,17 @@ CASES = {
     "RH-30": (_perturb, None), "RH-31": (_fallback, _benign_profile), "RH-35": (_claims, None),
     "RH-36": (_async, _benign_cuda_timing), "RH-37": (_deferred, _benign_cuda_timing), "RH-38": (_reduced, None),
     "RH-39": (_oom, None), "RH-40": (_l2, _benign_cuda_timing), "RH-41": (_implausible, _benign_timing),
-    "RH-42": (_load_failed, None),
+    "RH-42": (_load_failed, None), "RH-43": (_host_memory, None),
 }
 EXTRA = {"RH-19": [_canary], "RH-20": [_subclass], "RH-26": [_forged],
          "RH-31": [_gpu_decoy, _gpu_library_does_the_work], "RH-37": [_gpu_side_stream_kernels],
-         "RH-36": [_async_forged_flush]}
-BENIGN_EXTRA = {"RH-31": [_benign_gpu_trace], "RH-37": [_benign_gpu_trace], "RH-36": [_benign_flush_in_host_interval]}
+         "RH-36": [_async_forged_flush], "RH-22": [_judge_mutation, _judge_timed_mutation],
+         "RH-29": [_judge_spot], "RH-38": [_judge_reduced]}
+# RH-19 from the judge's flag needs the RH-18 case's wrong output too: listed separately
+JUDGE_EXTRA = {"RH-19": [_judge_replay], "RH-20": [_judge_structure]}
+BENIGN_EXTRA = {"RH-31": [_benign_gpu_trace], "RH-37": [_benign_gpu_trace], "RH-36": [_benign_flush_in_host_interval],
+                **{code: [_benign_judge] for code in ("RH-18", "RH-19", "RH-20", "RH-21", "RH-22", "RH-28", "RH-29",
+                                                      "RH-30", "RH-38")}}
 
 
 def test_every_runtime_detector_has_a_case():
@@ -280,6 +337,24 @@ def test_detector_fires_on_malicious_evidence(code):
         ev = _evidence()
         make(ev)
         assert codes(ev, code) == [code], make.__name__
+
+
+@pytest.mark.parametrize("code", sorted(JUDGE_EXTRA))
+def test_detector_fires_on_judge_evidence(code):
+    for make in JUDGE_EXTRA[code]:
+        ev = _evidence()
+        make(ev)
+        assert code in {f.code for f in detectors.run_all(ev)}, make.__name__
+
+
+def test_reference_failures_are_unsupported_not_the_candidates_fail():
+    from kernelbench.reward_hardening.findings import Capability, finding
+    from kernelbench.reward_hardening.verdict import decide
+
+    ok = {"x": Capability("AVAILABLE", True, "")}
+    assert decide([finding("RH-33")], ok) == "UNSUPPORTED"
+    assert decide([finding("RH-44")], ok) == "UNSUPPORTED"
+    assert decide([finding("RH-45")], ok) == "FAIL"  # judge disrupted once the candidate ran
 
 
 @pytest.mark.parametrize("code", sorted(CASES))
@@ -381,7 +456,7 @@ def test_device_trace_parsing_and_marker_split():
 
 
 def test_profiler_reply_from_the_candidate_process_is_shape_checked():
-    from kernelbench.reward_hardening.pipeline import _checked_profile
+    from kernelbench.reward_hardening.wire import checked_profile as _checked_profile
 
     good = {"ok": True, "wall_ms": 0.2, "ops": [{"name": "aten::add", "self_cpu_us": 3.0, "device_us": 0.0}],
             "kernels": [{"name": "kg_add_kernel", "device_us": 4.0, "start_us": 1.0, "stream": 7}],
@@ -397,7 +472,7 @@ def test_profiler_reply_from_the_candidate_process_is_shape_checked():
 
 
 def test_timing_reply_from_the_candidate_process_is_shape_checked():
-    from kernelbench.reward_hardening.pipeline import _malformed_timing
+    from kernelbench.reward_hardening.wire import malformed_timing as _malformed_timing
 
     good = {"ok": True, "t0": 10, "t_ret": 20, "t1": 30, "event_ms": 0.01, "threads_delta": 0,
             "t_evt": 25, "window_ms": 0.3, "l2": {"persisting_l2_limit": 0, "limit_rc": 0}}

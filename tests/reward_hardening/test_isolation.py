@@ -121,6 +121,8 @@ def test_spy_learns_nothing_hidden(tmp_path, monkeypatch):
         with torch.no_grad():
             ref_sums.append(float(model(*inputs).double().sum()))
     for total in seen["gc_tensor_sums"]:
+        if total != total:  # the judge's staging buffers: NaN until the candidate writes them
+            continue
         assert all(abs(total - r) > 1e-6 * max(1.0, abs(r)) for r in ref_sums)
     # nothing around the workspace holds reference data or the reference program's outputs
     for _path, content in seen["cwd_tree"] + seen["parent_dir_tree"]:

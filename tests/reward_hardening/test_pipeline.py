@@ -80,8 +80,8 @@ def test_honest_candidate_passes_with_verified_runtime():
     errors = [f for f in rh["findings"] if f["severity"] != "info"]
     assert errors == []
     phases = record["metadata"]["reward_hardening_phases"]
-    assert {p["phase"] for p in phases} >= {"reference_inputs", "load", "correctness", "timing"}
-    ref_pid = next(p["pid"] for p in phases if p["phase"] == "reference_inputs")
+    assert {p["phase"] for p in phases} >= {"reference", "load", "correctness", "timing"}
+    ref_pid = next(p["pid"] for p in phases if p["phase"] == "reference")
     cand_pid = next(p["pid"] for p in phases if p["phase"] == "load")
     assert ref_pid != cand_pid
     assert next(p for p in phases if p["phase"] == "load")["state"]["matmul_allow_tf32"] is False
@@ -129,11 +129,12 @@ def test_syntax_error_is_fail_not_crash():
     _validate(record)
 
 
-def test_failing_reference_fails_closed():
+def test_failing_reference_is_unsupported_not_the_candidates_fail():
+    """A reference that fails is the problem's fault: UNSUPPORTED (RH-33), never FAIL."""
     _, sol = _problem(1, "2_GELU_activation.py")
     record = evaluate_hardened("raise RuntimeError('bad reference')\n", sol, _cfg())
     rh = record["reward_hardening"]
-    assert rh["integrity_status"] == "FAIL" and rh["verified_runtime"] is None
+    assert rh["integrity_status"] == "UNSUPPORTED" and rh["verified_runtime"] is None
     assert "RH-33" in {f["code"] for f in rh["findings"]}
     _validate(record)
 
@@ -144,7 +145,7 @@ def test_evaluator_fault_fails_closed(monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("evaluator bug")
 
-    monkeypatch.setattr(pipeline, "_run_candidate", boom)
+    monkeypatch.setattr(pipeline._CandidateRun, "run", boom)
     ref, sol = _problem(1, "2_GELU_activation.py")
     record = evaluate_hardened(ref, sol, _cfg())
     rh = record["reward_hardening"]

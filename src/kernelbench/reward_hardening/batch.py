@@ -1,28 +1,70 @@
-"""Hardened evaluation of one batch sample (used by ``eval_from_generations``)."""
+"""Hardened evaluation of batch samples (used by ``eval_from_generations``).
+
+The evaluator keeps one :class:`~kernelbench.reward_hardening.pipeline.ReferenceSession`
+per batch thread: consecutive samples of the same problem reuse the judge (the loaded
+reference and its measured timing) instead of starting and timing the reference again.
+A new problem, another configuration or a judge that failed starts a fresh session.
+"""
 
 from __future__ import annotations
 
+import atexit
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
 from kernelbench.reward_hardening.config import HardeningConfig
-from kernelbench.reward_hardening.pipeline import evaluate_hardened
+from kernelbench.reward_hardening.pipeline import ReferenceSession, evaluate_hardened
 from kernelbench.reward_hardening.records import evaluator_error_record
 
 __all__ = ["hardened_evaluator"]
 
 
 def hardened_evaluator(cfg: Any) -> Callable:
-    """An ``evaluate(item, device, build_dir) -> record`` for :func:`kernelbench.batch.run_batch`."""
+    """An ``evaluate(item, device, build_dir) -> record`` for :func:`kernelbench.batch.run_batch`.
+
+    ``evaluate.close()`` ends the sessions it still holds (also run at interpreter exit).
+    """
+    local = threading.local()
+    opened: list[ReferenceSession] = []
+    lock = threading.Lock()
+
+    def session_for(ref_code: str, hcfg: HardeningConfig, device: str) -> ReferenceSession | None:
+        if device.startswith("cuda"):
+            import torch
+
+            if not torch.cuda.is_available():
+                return None  # evaluate_hardened answers UNSUPPORTED without a session
+            device = "cuda:0" if device == "cuda" else device
+        key = ReferenceSession.key_for(ref_code, hcfg, device)
+        current: ReferenceSession | None = getattr(local, "session", None)
+        if current is not None and (current.key != key or not current.alive):
+            current.close()
+            current = None
+        if current is None:
+            current = ReferenceSession(ref_code, hcfg, device)
+            with lock:
+                opened.append(current)
+            local.session = current
+        return current
 
     def evaluate(item, device: str, build_dir: str) -> dict:
         hcfg = HardeningConfig.from_script_config(cfg, device=device, build_dir=str(Path(build_dir) / "build"))
         hcfg.watch_dirs = (str(Path(item.kernel_path).parent),)
         try:
             source = Path(item.kernel_path).read_text()
-            record = evaluate_hardened(item.ref_code, source, hcfg, workdir=None)
+            session = session_for(item.ref_code, hcfg, device)
+            record = evaluate_hardened(item.ref_code, source, hcfg, workdir=None, session=session)
         except Exception as exc:  # evaluator fault: fail closed for this sample
             record = evaluator_error_record(hcfg, f"{type(exc).__name__}: {exc}")
         return {"sample_id": item.sample_id, **record}
 
+    def close() -> None:
+        with lock:
+            for s in opened:
+                s.close()
+            opened.clear()
+
+    evaluate.close = close  # type: ignore[attr-defined]
+    atexit.register(close)
     return evaluate

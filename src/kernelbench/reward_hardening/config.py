@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -23,6 +24,13 @@ def default_build_dir(candidate_src: str, root: str | None = None) -> str:
 
     base = Path(root) if root else Path(__file__).resolve().parents[3] / "cache" / "kernelguard_builds"
     return str(base / hashlib.sha256(candidate_src.encode()).hexdigest()[:16])
+
+
+def _total_memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 16 << 30
 
 
 @dataclass
@@ -54,17 +62,27 @@ class HardeningConfig:
     # evidence gathering
     perturbations: tuple[str, ...] = ("scale_up", "negate", "heavy_tail")
     precision_variants: tuple[str, ...] = ("bf16", "fp16", "tf32")
-    timing_bank_size: int = 4
     spot_check_fraction: float = 0.2
     settle_s: float = 0.05
     log_limit_bytes: int = 1 << 20
     response_limit_bytes: int = 1 << 30
-    keep_alive_bytes: int = 1 << 30
     # GPU cycles the current stream spins after the L2 flush, before the start event, so
     # that the host's launch of forward (Triton's Python launcher is the slowest seen,
     # ~0.1 ms) is hidden as in do_bench's back-to-back launches; ~0.15 ms at 2 GHz
     launch_hold_cycles: int = 300_000
-    gpu_memory_fraction: float | None = 0.8  # per-worker cap of PyTorch's CUDA allocator
+    # Both workers share one GPU: the judge holds the hidden inputs, reference outputs
+    # and staging buffers, the candidate its own outputs and temporaries.
+    gpu_memory_fraction: float | None = 0.45  # the candidate worker's cap of PyTorch's CUDA allocator
+    judge_gpu_memory_fraction: float | None = 0.45  # the judge's cap
+    # Host memory (private resident memory, watched by the parent while it waits for a
+    # reply; over the limit the worker is killed and the sample gets RH-43):
+    # the candidate may use host_memory_base_bytes, plus host_memory_data_factor times
+    # the problem's input and output bytes when it runs on the CPU;
+    # host_memory_limit_bytes, when set, replaces that rule.
+    host_memory_base_bytes: int = 4 << 30
+    host_memory_data_factor: float = 4.0
+    host_memory_limit_bytes: int | None = None
+    judge_host_memory_bytes: int | None = None  # None: 60% of the machine's memory
     watch_dirs: tuple[str, ...] = ()
     # judgement
     rel_tol_floor: float = 1e-3
@@ -86,6 +104,8 @@ class HardeningConfig:
         if self.policy not in POLICIES:
             raise ValueError(f"reward_hardening_policy must be one of {POLICIES}, got {self.policy!r}")
         self.disabled_detectors = frozenset(self.disabled_detectors)
+        if self.judge_host_memory_bytes is None:
+            self.judge_host_memory_bytes = int(0.6 * _total_memory_bytes())
 
     @classmethod
     def from_script_config(cls, cfg: Any, device: str | None = None, build_dir: str | None = None) -> "HardeningConfig":

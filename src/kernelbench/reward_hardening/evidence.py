@@ -1,9 +1,11 @@
 """Evidence gathered by the pipeline and handed to the runtime detectors.
 
-Everything here lives in the trusted parent.  ``reference`` data (hidden inputs and
-reference outputs) comes from the reference worker; ``candidate`` data is what the
-candidate worker reported (raw, untrusted) plus what the parent observed itself
-(round-trip times, exit status, log size, workspace manifest).
+Everything here lives in the trusted parent and is verdict-sized: the judge's
+comparisons (match, errors, fingerprint equality) instead of tensors, what the
+candidate worker reported (raw, untrusted) and what the parent observed itself
+(round-trip times, exit status, memory, log size, workspace manifest).  The tensor
+fields (``ProbeInput.inputs``, ``CallRecord.outputs``, ``TimingSample.spot_outputs``)
+are only filled by synthetic tests of the detectors.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ class ProbeInput:
     ref_outputs: list  # list of CPU tensors
     finite: bool = True
     index: int = 0
-    variants: dict = field(default_factory=dict)  # reduced-precision reference outputs
+    variants: dict = field(default_factory=dict)  # reduced-precision reference outputs (synthetic tests)
+    reference: dict = field(default_factory=dict)  # the judge's description: container, output dtypes/shapes
 
 
 @dataclass
@@ -44,7 +47,10 @@ class CallRecord:
     l2: dict | None = None
     error: str | None = None
     call_ms: float = 0.0
-    comparison: Any = None  # cached by the correctness detectors
+    comparison: Any = None  # the judge's Comparison (or computed from ``outputs`` by the detectors)
+    replay: bool | None = None  # judge: a wrong output equal to an earlier input's (or call's) output
+    inputs_unchanged: bool | None = None  # judge: the lent inputs' fingerprints after the call
+    variant_errors: dict = field(default_factory=dict)  # judge: reduced-precision variants' errors vs reference
 
 
 @dataclass
@@ -64,6 +70,8 @@ class TimingSample:
     t_evt: int | None = None  # CUDA: host time when the current stream's end event completed
     l2: dict | None = None  # CUDA: persisting-L2 state right after the call
     window_ms: float | None = None  # CUDA: events around flush + forward (the host interval's GPU part)
+    spot_comparison: Any = None  # judge: staged outputs of a spot-checked timed call vs the reference
+    inputs_unchanged: bool | None = None  # judge: the timed inputs' fingerprints after the call
 
     @property
     def other_streams_ms(self) -> float:
@@ -112,4 +120,7 @@ class Evidence:
     exit_code: int | None = None
     phases: list[dict] = field(default_factory=list)
     completed: bool = False  # the candidate answered every request the pipeline made
+    candidate_started: bool = False  # the candidate's worker was started (its code may have run)
+    skipped_probes: list[dict] = field(default_factory=list)  # perturbations left out, with the reason
+    candidate_peak_rss_bytes: int = 0  # largest private resident memory the parent saw
     t0: float = field(default_factory=time.monotonic)

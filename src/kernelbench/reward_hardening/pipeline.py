@@ -1,13 +1,25 @@
-"""The hardened evaluation path: precheck -> workers -> evidence -> verdict -> record.
+"""The hardened evaluation path, parent side: precheck -> workers -> evidence -> verdict -> record.
 
 ``evaluate_hardened(reference_src, candidate_src, config)`` is the single entry used
-by ``run_and_check``, ``eval_from_generations`` and the red-team suite.  The parent
-process (this module) owns the hidden seeds, the reference outputs, every comparison,
-the timing statistics and the verdict; the workers only report raw evidence.
+by ``run_and_check``, ``eval_from_generations`` and the red-team suite.  This module is
+the trusted parent: it draws the hidden seeds, orchestrates the two workers, computes
+the timing statistics and the verdict.  It never holds a tensor: hidden inputs,
+reference outputs and the candidate's outputs stay on the evaluation device, owned by
+the judge (:mod:`kernelbench.reward_hardening.judge`) and lent to the candidate worker
+(:mod:`kernelbench.reward_hardening.worker`) through
+:mod:`kernelbench.reward_hardening.shared`; only verdict-sized facts (booleans,
+errors, fingerprints, timestamps) reach this process, so its memory does not grow with
+the problem's size.
+
+A :class:`ReferenceSession` keeps one judge (the loaded reference and its timing) for
+all samples of a problem in a batch.  What each sample still gets new: the hidden
+seeds of every correctness probe and perturbation, and a freshly generated input set
+for every timed call.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import secrets
@@ -21,51 +33,37 @@ from kernelbench.procs import (
     ResponseTooLarge,
     WorkerCrashed,
     WorkerHandle,
+    WorkerMemoryExceeded,
     WorkerTimeout,
     scrubbed_env,
-    values_from_wire,
-    values_to_wire,
 )
 from kernelbench.reward_hardening import records
 from kernelbench.reward_hardening.config import HardeningConfig
-from kernelbench.reward_hardening.evidence import (
-    CallRecord,
-    Evidence,
-    ProbeInput,
-    TimingSample,
-    WorkerEvent,
-)
+from kernelbench.reward_hardening.detectors._compare import Comparison
+from kernelbench.reward_hardening.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
 from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.wire import checked_call_reply, checked_profile, malformed_timing
 
-__all__ = ["evaluate_hardened"]
+__all__ = ["ReferenceSession", "evaluate_hardened"]
 
-_WORKER_TARGET = "kernelbench.reward_hardening.worker:worker_main"
+_CANDIDATE_TARGET = "kernelbench.reward_hardening.worker:worker_main"
+_JUDGE_TARGET = "kernelbench.reward_hardening.judge:judge_main"
+GiB = 1 << 30
 
 
 class _PhaseFailed(Exception):
     """A worker request failed; the event is already recorded."""
 
 
-# --------------------------------------------------------------------------- wire helpers
-def _digest_values(values: list) -> list:
-    import hashlib
+class _JudgeFailed(Exception):
+    """The judge (trusted side) failed while a candidate was being evaluated."""
 
-    import torch
-
-    from kernelbench.procs import tensor_to_wire
-
-    out = []
-    for v in values:
-        if isinstance(v, torch.Tensor):
-            meta, data = tensor_to_wire(v)
-            h = hashlib.sha256(repr(meta).encode())
-            h.update(data)
-            out.append(h.hexdigest())
-        else:
-            out.append(None)
-    return out
+    def __init__(self, message: str, oom: bool = False):
+        super().__init__(message)
+        self.oom = oom
 
 
+# --------------------------------------------------------------------------- workspace manifests
 def _manifest(root: str, skip: tuple[str, ...] = ()) -> dict[str, tuple[int, int]]:
     out: dict[str, tuple[int, int]] = {}
     if not root or not os.path.isdir(root):
@@ -92,9 +90,10 @@ _RESULT_FILES = ("eval_results.json", "verified_eval_results.json", "pass_at_k_r
 
 
 def _without_results(manifest: dict) -> dict:
-    """Drop the batch's own result files (and their atomic-write temp files) from a manifest."""
+    """Drop the batch's own result files (and their atomic-write temp files and locks) from a manifest."""
     return {k: v for k, v in manifest.items()
-            if not any(k == r or (k.startswith(f".{r}.") and k.endswith(".tmp")) for r in _RESULT_FILES)}
+            if not any(k == r or k == f"{r}.lock" or (k.startswith(f".{r}.") and k.endswith(".tmp"))
+                       for r in _RESULT_FILES)}
 
 
 def _diff_manifest(before: dict, after: dict) -> dict[str, list[str]]:
@@ -108,34 +107,112 @@ def _t(ev: Evidence) -> float:
     return round(time.monotonic() - ev.t0, 3)
 
 
-# --------------------------------------------------------------------------- worker driver
+def _close_fds(fds: list[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _repack(groups: list[list[dict]], fds: list[int]) -> tuple[list[list[dict]], list[int]]:
+    """Re-number the descriptors that the given shared-tensor descriptions use.
+
+    ``groups`` hold input items (``{"kind": "tensor", "shared": meta}``) or bare metas;
+    the result's metas index into the returned descriptor list, which holds only what
+    those groups need (staging buffers of a spot check travel later, on their own).
+    """
+    out_fds: list[int] = []
+    out: list[list[dict]] = []
+    for group in groups:
+        g = []
+        for item in group:
+            item = dict(item)
+            meta = dict(item["shared"]) if "shared" in item else item
+            if meta.get("kind") == "cpu":
+                idx = meta.get("fd")
+                if not isinstance(idx, int) or not 0 <= idx < len(fds):
+                    raise _JudgeFailed("judge sent a shared tensor without its descriptor")
+                out_fds.append(fds[idx])
+                meta["fd"] = len(out_fds) - 1
+            if "shared" in item:
+                item["shared"] = meta
+                g.append(item)
+            else:
+                g.append(meta)
+        out.append(g)
+    return out, out_fds
+
+
+# --------------------------------------------------------------------------- worker start
+def _worker_env(workspace: str, build_dir: str) -> dict[str, str]:
+    tmp = os.path.join(workspace, "tmp")
+    return scrubbed_env({"TORCH_EXTENSIONS_DIR": build_dir,
+                         # JIT caches live with the build (persistent per source) or in tmp/
+                         "TRITON_CACHE_DIR": os.path.join(build_dir, "triton_cache"),
+                         "XDG_CACHE_HOME": os.path.join(tmp, ".cache"),
+                         # the CUDA driver's PTX JIT cache (default $HOME/.nv): cuDNN JIT-compiles
+                         # kernels shipped only as PTX on a newer GPU (seen on the H200 for a
+                         # conv2d), which would otherwise read as a workspace write (RH-27)
+                         "CUDA_CACHE_PATH": os.path.join(tmp, ".nv", "ComputeCache"),
+                         "TORCHINDUCTOR_CACHE_DIR": os.path.join(tmp, "inductor")}, workspace=workspace)
+
+
+def _start_worker(role: str, workspace: str, source_path: str, cfg: HardeningConfig, device: str,
+                  build_dir: str | None = None) -> WorkerHandle:
+    build_dir = build_dir or cfg.build_dir or os.path.join(workspace, "build")
+    os.makedirs(build_dir, exist_ok=True)
+    trusted = role == "reference"
+    spec = {
+        "role": role, "source_path": source_path, "device": device, "precision": cfg.precision,
+        "allow_tf32": cfg.allow_tf32, "num_threads": cfg.num_threads, "build_dir": build_dir,
+        "workspace": workspace, "env": _worker_env(workspace, build_dir),
+        "log_path": os.path.abspath(os.path.join(workspace, "..", f"{role}.log")),
+        "settle_s": cfg.settle_s, "launch_hold_cycles": cfg.launch_hold_cycles,
+        "gpu_memory_fraction": cfg.judge_gpu_memory_fraction if trusted else cfg.gpu_memory_fraction,
+    }
+    # the judge's replies are small (no tensors ever travel as bytes): both are size-limited
+    handle = WorkerHandle(_JUDGE_TARGET if trusted else _CANDIDATE_TARGET, spec,
+                          max_response_bytes=cfg.response_limit_bytes, log_limit_bytes=cfg.log_limit_bytes)
+    handle.max_rss_bytes = cfg.judge_host_memory_bytes if trusted else cfg.host_memory_base_bytes
+    return handle.start()
+
+
 class _Driver:
     """Runs requests against one worker and turns failures into WorkerEvents."""
 
-    def __init__(self, role: str, handle: WorkerHandle, ev: Evidence, timeout: float):
+    def __init__(self, role: str, handle: WorkerHandle, ev: Evidence | None, timeout: float):
         self.role, self.handle, self.ev, self.timeout = role, handle, ev, timeout
 
-    def request(self, phase: str, header: dict, blobs: list[bytes] | None = None,
-                timeout: float | None = None) -> tuple[dict, list[bytes]]:
+    def request(self, phase: str, header: dict, fds: list[int] | None = None,
+                timeout: float | None = None) -> tuple[dict, list[int]]:
         try:
-            reply, rblobs = self.handle.request(header, blobs, timeout or self.timeout)
+            self.handle.send_message(header, fds)
+            reply, rfds = self.handle.receive_message(timeout or self.timeout, allow_fds=self.role == "reference")
         except WorkerTimeout as exc:
             self._event(phase, "timeout", str(exc))
+        except WorkerMemoryExceeded as exc:
+            self._event(phase, "memory", str(exc))
         except ResponseTooLarge as exc:
             self._event(phase, "too_large", str(exc))
         except FrameError as exc:
             self._event(phase, "frame", str(exc))
         except WorkerCrashed as exc:
             self._event(phase, "crash", str(exc))
+        if not isinstance(reply, dict):
+            self._event(phase, "frame", "reply is not an object")
         if reply.get("fatal"):
+            _close_fds(rfds)
             self._event(phase, "crash", reply.get("error", "worker died"))
-        return reply, rblobs
+        return reply, rfds
 
     def wait_ready(self) -> dict:
         try:
-            reply, _ = self.handle.receive(max(self.timeout, 60.0))
+            reply, _ = self.handle.receive_message(max(self.timeout, 60.0))
         except WorkerTimeout as exc:
             self._event("start", "timeout", str(exc))
+        except WorkerMemoryExceeded as exc:
+            self._event("start", "memory", str(exc))
         except (WorkerCrashed, FrameError, ResponseTooLarge) as exc:
             self._event("start", "crash", str(exc))
         if reply.get("event") != "ready":
@@ -143,217 +220,223 @@ class _Driver:
         return reply
 
     def _event(self, phase: str, kind: str, detail: str) -> None:
-        self.ev.events.append(WorkerEvent(self.role, phase, kind, detail))
+        self.last_kind = kind
+        if self.ev is not None:
+            self.ev.events.append(WorkerEvent(self.role, phase, kind, detail))
         self.handle.kill()
         raise _PhaseFailed(detail)
 
 
-def _start_worker(role: str, workspace: str, source_path: str, cfg: HardeningConfig, device: str) -> WorkerHandle:
-    build_dir = cfg.build_dir or os.path.join(workspace, "build")
-    os.makedirs(build_dir, exist_ok=True)
-    tmp = os.path.join(workspace, "tmp")
-    env = scrubbed_env({"TORCH_EXTENSIONS_DIR": build_dir,
-                        # JIT caches live with the build (persistent per source) or in tmp/
-                        "TRITON_CACHE_DIR": os.path.join(build_dir, "triton_cache"),
-                        "XDG_CACHE_HOME": os.path.join(tmp, ".cache"),
-                        # the CUDA driver's PTX JIT cache (default $HOME/.nv): cuDNN JIT-compiles
-                        # kernels shipped only as PTX on a newer GPU (seen on the H200 for a
-                        # conv2d), which would otherwise read as a workspace write (RH-27)
-                        "CUDA_CACHE_PATH": os.path.join(tmp, ".nv", "ComputeCache"),
-                        "TORCHINDUCTOR_CACHE_DIR": os.path.join(tmp, "inductor")}, workspace=workspace)
-    spec = {
-        "role": role, "source_path": source_path, "device": device, "precision": cfg.precision,
-        "allow_tf32": cfg.allow_tf32, "num_threads": cfg.num_threads, "build_dir": build_dir,
-        "workspace": workspace, "env": env, "log_path": os.path.join(workspace, "..", f"{role}.log"),
-        "settle_s": cfg.settle_s, "keep_alive_bytes": cfg.keep_alive_bytes,
-        "launch_hold_cycles": cfg.launch_hold_cycles,
-        "gpu_memory_fraction": cfg.gpu_memory_fraction,
-    }
-    spec["log_path"] = os.path.abspath(spec["log_path"])
-    # the reference worker runs the trusted problem file: its replies (all hidden inputs and
-    # outputs) are not size-limited; the candidate's are
-    limit = cfg.response_limit_bytes if role == "candidate" else 1 << 46
-    handle = WorkerHandle(_WORKER_TARGET, spec, max_response_bytes=limit, log_limit_bytes=cfg.log_limit_bytes)
-    return handle.start()
+# --------------------------------------------------------------------------- the judge, per problem
+class ReferenceSession:
+    """One judge worker for one reference program on one device.
 
-
-# --------------------------------------------------------------------------- phases
-def _run_reference(ref_src: str, cfg: HardeningConfig, root: str, device: str, ev: Evidence,
-                   rng: random.Random) -> dict | None:
-    """Hidden inputs, reference outputs and reference timing, from a reference worker."""
-    workspace = os.path.join(root, "reference")
-    os.makedirs(workspace)
-    src_path = os.path.join(workspace, "reference_program.py")
-    with open(src_path, "w") as fh:
-        fh.write(ref_src)
-    handle = _start_worker("reference", workspace, src_path, cfg, device)
-    drv = _Driver("reference", handle, ev, max(cfg.timeout, 30.0))
-    data: dict[str, Any] = {}
-    try:
-        drv.wait_ready()
-        reply, blobs = drv.request("load", {"cmd": "load"})
-        if not reply.get("ok"):
-            raise RuntimeError(reply.get("error", "reference failed to load"))
-        data["init_items"], data["init_blobs"] = reply.get("init_inputs", []), blobs
-        data["state"] = reply.get("state", {})
-        data["pid"] = reply.get("pid")
-        jobs = [{"seed": secrets.randbits(62), "kind": "hidden"} for _ in range(max(1, cfg.num_correct_trials))]
-        if cfg.precision == "fp32" and cfg.precision_variants:
-            jobs[0]["variants"] = list(cfg.precision_variants)
-        jobs += [{"seed": secrets.randbits(62), "kind": f"perturb:{p}", "perturb": p} for p in cfg.perturbations]
-        jobs += [{"seed": secrets.randbits(62), "kind": "bank", "no_outputs": True}
-                 for _ in range(max(1, cfg.timing_bank_size))]
-        reply, blobs = drv.request("gen", {"cmd": "gen", "jobs": [{k: v for k, v in j.items() if k != "kind"}
-                                                                  for j in jobs]})
-        if not reply.get("ok"):
-            raise RuntimeError(reply.get("error", "reference failed to generate inputs"))
-        probes, bank = [], []
-        for i, (job, res) in enumerate(zip(jobs, reply["jobs"])):
-            p = ProbeInput(job["kind"], values_from_wire(res["inputs"], blobs),
-                           values_from_wire(res["outputs"], blobs), bool(res.get("finite", True)), i,
-                           {k: values_from_wire(v, blobs) for k, v in (res.get("variants") or {}).items()})
-            (bank if job["kind"] == "bank" else probes).append(p)
-        # drop perturbations the problem cannot take (non-finite reference output)
-        probes = [p for p in probes if p.finite or p.kind == "hidden"]
-        data["probes"], data["bank"] = probes, bank
-        # timing plan: (bank index, roll) per sample; spot-checked samples chosen now, hidden
-        n = max(1, cfg.num_perf_trials)
-        plan = [(rng.randrange(len(bank)), rng.randrange(1, 1 << 30)) for _ in range(cfg.num_warmup + n)]
-        n_spot = max(2, int(round(cfg.spot_check_fraction * n)))
-        spots = sorted(rng.sample(range(cfg.num_warmup, cfg.num_warmup + n), min(n_spot, n)))
-        spot_ref = {}
-        for k in spots:
-            b, r = plan[k]
-            items, iblobs = values_to_wire(bank[b].inputs)
-            reply, oblobs = drv.request("outputs", {"cmd": "outputs", "inputs": items, "roll": r}, iblobs)
-            if not reply.get("ok"):
-                raise RuntimeError(reply.get("error", "reference failed on a timing input"))
-            spot_ref[k] = values_from_wire(reply["outputs"], oblobs)
-        data["plan"], data["spots"], data["spot_ref"] = plan, spots, spot_ref
-        # reference timing, same protocol as the candidate
-        ev.phases.append({"t_s": _t(ev), "phase": "reference_inputs", "pid": data["pid"], "state": data["state"]})
-        ev.reference_samples = _timing_loop(drv, bank, plan, cfg, spots=set(), spot_ref={})
-        ev.phases.append({"t_s": _t(ev), "phase": "reference_timing", "pid": data["pid"]})
-        ev.reference_ok = True
-        return data
-    except _PhaseFailed as exc:
-        ev.reference_error = str(exc)
-        return None
-    except Exception as exc:
-        ev.reference_error = f"{type(exc).__name__}: {exc}"
-        return None
-    finally:
-        handle.close()
-
-
-def _timing_loop(drv: _Driver, bank: list[ProbeInput], plan: list[tuple[int, int]], cfg: HardeningConfig,
-                 spots: set, spot_ref: dict) -> list[TimingSample]:
-    items, blobs = [], []
-    for p in bank:
-        it, bl = values_to_wire(p.inputs)
-        for x in it:
-            if "blob" in x:
-                x["blob"] += len(blobs)
-        items.append(it)
-        blobs.extend(bl)
-    reply, _ = drv.request("bank", {"cmd": "bank", "bank": items}, blobs)
-    if not reply.get("ok"):
-        raise RuntimeError(f"bank: {reply.get('error')}")
-    samples: list[TimingSample] = []
-    for k, (b, r) in enumerate(plan):
-        send = time.monotonic_ns()
-        reply, _ = drv.request("timing", {"cmd": "time", "bank_index": b, "roll": r})
-        recv = time.monotonic_ns()
-        if not reply.get("ok"):
-            raise RuntimeError(f"timing call failed: {reply.get('error')}")
-        if k < cfg.num_warmup:
-            continue
-        bad = _malformed_timing(reply)
-        if bad:
-            raise RuntimeError(f"malformed timing reply: {bad}")
-        s = TimingSample(k, send, recv, reply["t0"], reply["t_ret"], reply["t1"],
-                         reply.get("event_ms"), reply.get("threads_delta", 0), b, r,
-                         t_evt=reply.get("t_evt"), l2=reply.get("l2"), window_ms=reply.get("window_ms"))
-        if k in spots:
-            rep, oblobs = drv.request("spot_check", {"cmd": "last"})
-            if not rep.get("ok"):
-                raise RuntimeError(f"spot check failed: {rep.get('error')}")
-            s.spot_outputs = values_from_wire(rep["outputs"], oblobs)
-            s.spot_ref = spot_ref.get(k)
-        samples.append(s)
-    return samples
-
-
-def _num(x: Any, none_ok: bool = False) -> bool:
-    """A JSON number (``bool`` excluded), or ``None`` where that is allowed."""
-    return (x is None and none_ok) or (isinstance(x, (int, float)) and not isinstance(x, bool))
-
-
-def _int(x: Any, none_ok: bool = False) -> bool:
-    """A JSON integer (``bool`` excluded), or ``None`` where that is allowed."""
-    return (x is None and none_ok) or (isinstance(x, int) and not isinstance(x, bool))
-
-
-def _malformed_timing(reply: dict) -> str | None:
-    """Why a timing reply does not have the shape the harness sends, or ``None``.
-
-    The reply comes from the candidate's process: junk in it must end as a
-    candidate-side timing error (no trusted time), not as an evaluator crash.  Values
-    of the right type are judged by the timing detectors (RH-26 checks the order).
+    Reused for every sample of a problem in a batch: the reference is loaded once and
+    timed once (:attr:`reference_samples`); each candidate then gets new hidden seeds.
+    A session whose judge failed is closed and must not be reused (:attr:`alive`).
     """
-    if not all(_int(reply.get(k)) for k in ("t0", "t_ret", "t1")):
-        return "t0/t_ret/t1 must be integer nanosecond clock readings"
-    if not all(_num(reply.get(k), True) for k in ("event_ms", "window_ms")):
-        return "event_ms/window_ms must be numbers"
-    if not _int(reply.get("t_evt"), True):
-        return "t_evt must be an integer clock reading"
-    if not _int(reply.get("threads_delta", 0)):
-        return "threads_delta must be an integer"
-    l2 = reply.get("l2")
-    if l2 is not None and not (isinstance(l2, dict) and all(_num(v, True) for v in l2.values())):
-        return "l2 must be a mapping of numbers"
+
+    def __init__(self, reference_src: str, cfg: HardeningConfig, device: str, workdir: str | None = None):
+        self.reference_src, self.cfg, self.device = reference_src, cfg, device
+        self.key = self.key_for(reference_src, cfg, device)
+        self.root = tempfile.mkdtemp(prefix="kernelguard_ref_", dir=workdir)
+        self.handle: WorkerHandle | None = None
+        self.drv: _Driver | None = None
+        self.error: str | None = None
+        self.oom = False
+        self.pid: int | None = None
+        self.state: dict = {}
+        self.init_items: list = []
+        self.init_fds: list[int] = []
+        self.reference_samples: list[TimingSample] | None = None
+        self.timing_key: tuple | None = None
+        self.data_bytes = 0
+        self.started = False
+
+    @staticmethod
+    def key_for(reference_src: str, cfg: HardeningConfig, device: str) -> tuple:
+        return (hashlib.sha256(reference_src.encode()).hexdigest(), device, cfg.precision, cfg.allow_tf32,
+                cfg.num_threads, cfg.judge_gpu_memory_fraction, cfg.launch_hold_cycles)
+
+    @property
+    def alive(self) -> bool:
+        return self.error is None and (not self.started or (self.handle is not None
+                                                             and self.handle.process.is_alive()))
+
+    def start(self) -> None:
+        if self.started:
+            if self.error:
+                raise _JudgeFailed(self.error, self.oom)
+            return
+        self.started = True
+        workspace = os.path.join(self.root, "reference")
+        os.makedirs(workspace, exist_ok=True)
+        src_path = os.path.join(workspace, "reference_program.py")
+        with open(src_path, "w") as fh:
+            fh.write(self.reference_src)
+        self.handle = _start_worker("reference", workspace, src_path, self.cfg, self.device)
+        self.drv = _Driver("reference", self.handle, None, max(self.cfg.timeout, 30.0))
+        ready = self.call("start", None)
+        self.pid = ready.get("pid")
+        reply, fds = self.request("load", {"cmd": "load"})
+        self.init_items, self.init_fds = reply.get("init_inputs", []), fds
+        self.state = reply.get("state", {})
+        # one probe before any candidate runs: the reference's data must fit here, so a
+        # later judge failure cannot be the problem's fault
+        probe, pfds = self.request("probe", {"cmd": "probe", "seed": secrets.randbits(62)})
+        _close_fds(pfds)
+        self.data_bytes = int(probe.get("input_bytes", 0)) + int(probe.get("output_bytes", 0))
+        self.request("release", {"cmd": "release"})
+
+    def call(self, phase: str, header: dict | None) -> dict:
+        assert self.drv is not None
+        try:
+            return self.drv.wait_ready()
+        except _PhaseFailed as exc:
+            self.fail(f"judge failed to start: {exc}")
+        return {}
+
+    def request(self, phase: str, header: dict) -> tuple[dict, list[int]]:
+        """One judge request; any failure closes the session and raises :class:`_JudgeFailed`."""
+        if self.error:
+            raise _JudgeFailed(self.error, self.oom)
+        assert self.drv is not None
+        try:
+            reply, fds = self.drv.request(phase, header)
+        except _PhaseFailed as exc:
+            kind = getattr(self.drv, "last_kind", "crash")
+            self.fail(f"judge {phase}: {kind}: {exc}", oom=kind == "memory")
+        if not reply.get("ok"):
+            _close_fds(fds)
+            self.fail(f"judge {phase}: {reply.get('error', 'failed')}", oom=bool(reply.get("oom")))
+        return reply, fds
+
+    def fail(self, message: str, oom: bool = False) -> None:
+        self.error, self.oom = message, oom
+        self.close()
+        raise _JudgeFailed(message, oom)
+
+    def reference_timing(self, ev: Evidence) -> list[TimingSample]:
+        """The reference's timed samples (measured once per session and configuration)."""
+        key = (self.cfg.num_warmup, self.cfg.num_perf_trials)
+        if self.reference_samples is not None and self.timing_key == key:
+            return self.reference_samples
+        samples = []
+        n = max(1, self.cfg.num_perf_trials)
+        for k in range(self.cfg.num_warmup + n):
+            self.request("ref_prepare", {"cmd": "ref_prepare", "seed": secrets.randbits(62)})
+            send = time.monotonic_ns()
+            reply, _ = self.request("ref_time", {"cmd": "ref_time"})
+            recv = time.monotonic_ns()
+            if k < self.cfg.num_warmup:
+                continue
+            bad = malformed_timing(reply)
+            if bad:
+                self.fail(f"judge timing reply malformed: {bad}")
+            samples.append(_sample(k, send, recv, reply))
+        self.reference_samples, self.timing_key = samples, key
+        return samples
+
+    def close(self) -> None:
+        _close_fds(self.init_fds)
+        self.init_fds = []
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _sample(k: int, send: int, recv: int, reply: dict) -> TimingSample:
+    return TimingSample(k, send, recv, reply["t0"], reply["t_ret"], reply["t1"], reply.get("event_ms"),
+                        reply.get("threads_delta", 0), t_evt=reply.get("t_evt"), l2=reply.get("l2"),
+                        window_ms=reply.get("window_ms"))
+
+
+# --------------------------------------------------------------------------- the candidate
+def _host_limit(cfg: HardeningConfig, device: str, data_bytes: int) -> int:
+    """The candidate's private resident memory limit for a problem with this much data."""
+    if cfg.host_memory_limit_bytes:
+        return int(cfg.host_memory_limit_bytes)
+    per_problem = data_bytes * cfg.host_memory_data_factor if not device.startswith("cuda") else 0
+    return int(cfg.host_memory_base_bytes + per_problem)
+
+
+def _correctness_jobs(cfg: HardeningConfig) -> list[dict]:
+    n = max(1, cfg.num_correct_trials)
+    jobs = [{"kind": "hidden", "index": i, "seed": secrets.randbits(62)} for i in range(n)]
+    jobs[0]["keep_first"] = True
+    if cfg.precision == "fp32" and cfg.precision_variants:
+        jobs[0]["variants"] = list(cfg.precision_variants)
+    jobs.append({"kind": "canary_repeat", "index": -1, "repeat_first": True})
+    jobs += [{"kind": f"perturb:{p}", "index": n + i, "seed": secrets.randbits(62), "perturb": p}
+             for i, p in enumerate(cfg.perturbations)]
+    return jobs
+
+
+def _comparison(d: Any) -> Comparison | None:
+    if not isinstance(d, dict):
+        return None
+    return Comparison(bool(d.get("match")), float(d.get("rel_error", float("inf"))),
+                      float(d.get("max_abs", float("inf"))), str(d.get("reason", "")))
+
+
+def _structure_problem(reference: dict, evidence: dict) -> str | None:
+    """Why the candidate's output structure differs from the reference's, or ``None``."""
+    want = reference.get("container", "tensor")
+    got = evidence.get("container")
+    n_want = len([o for o in reference.get("outputs", []) if "shape" in o])
+    n_got = len(evidence.get("tensors", []))
+    if evidence.get("problem"):
+        return evidence["problem"]
+    if (want == "tensor") != (got == "tensor") or n_want != n_got:
+        return f"returns {got} of {n_got} tensor(s); the reference returns {want} of {n_want}"
     return None
 
 
-def _checked_profile(reply: dict) -> tuple[dict | None, str | None]:
-    """The profiler reply, if every field has the shape the harness sends; else an error.
+class _CandidateRun:
+    def __init__(self, session: ReferenceSession, cfg: HardeningConfig, ev: Evidence, root: str, device: str,
+                 rng: random.Random):
+        self.s, self.cfg, self.ev, self.root, self.device, self.rng = session, cfg, ev, root, device, rng
 
-    The reply comes from the candidate's process, which can replace the harness; a
-    malformed reply leaves the profiler capability unsupported instead of crashing a
-    detector or the record.
-    """
-    ops, kernels = reply.get("ops"), reply.get("kernels")
-    ok = (_num(reply.get("wall_ms")) and isinstance(ops, list) and isinstance(kernels, list)
-          and all(isinstance(o, dict) and isinstance(o.get("name"), str) and _num(o.get("self_cpu_us"))
-                  and _num(o.get("device_us"), True) for o in ops)
-          and all(isinstance(k, dict) and isinstance(k.get("name"), str) and _num(k.get("device_us"))
-                  and _num(k.get("start_us"), True) and _num(k.get("stream"), True) for k in kernels)
-          and _num(reply.get("current_stream"), True) and isinstance(reply.get("marker_seen", False), bool)
-          and isinstance(reply.get("profile_errors") or [], list))
-    if not ok:
-        return None, "malformed profiler reply"
-    return {k: reply.get(k) for k in ("wall_ms", "ops", "kernels", "marker_seen", "current_stream",
-                                      "profile_errors")}, None
+    def run(self, cand_src: str) -> None:
+        cfg, ev = self.cfg, self.ev
+        workspace = os.path.join(self.root, "candidate")
+        os.makedirs(workspace)
+        src_path = os.path.join(workspace, "candidate.py")
+        with open(src_path, "w") as fh:
+            fh.write(cand_src)
+        os.chmod(src_path, 0o444)
+        skip = ("tmp", "build")
+        before = _manifest(workspace, skip)
+        watched = {d: _manifest(d) for d in cfg.watch_dirs}
+        ev.candidate_started = True
+        self.handle = handle = _start_worker("candidate", workspace, src_path, cfg, self.device)
+        handle.max_rss_bytes = _host_limit(cfg, self.device, self.s.data_bytes)
+        self.drv = _Driver("candidate", handle, ev, cfg.timeout)
+        try:
+            self._phases()
+        except _PhaseFailed:
+            pass
+        except RuntimeError as exc:  # a candidate-side error during timing
+            ev.events.append(WorkerEvent("candidate", "timing", "error", str(exc)))
+        finally:
+            handle.close()
+            ev.exit_code = handle.process.exitcode if handle.process is not None else None
+            ev.log_text, ev.log_size = handle.read_log()
+            ev.candidate_peak_rss_bytes = handle.peak_rss_bytes
+            ev.workspace_changes = _diff_manifest(before, _manifest(workspace, skip))
+            for d, snap in watched.items():
+                diff = _diff_manifest(_without_results(snap), _without_results(_manifest(d)))
+                for k in ("created", "deleted", "changed"):
+                    ev.workspace_changes.setdefault(k, []).extend(os.path.join(d, p) for p in diff[k])
 
-
-def _run_candidate(cand_src: str, cfg: HardeningConfig, root: str, device: str, ev: Evidence,
-                   ref: dict) -> None:
-    workspace = os.path.join(root, "candidate")
-    os.makedirs(workspace)
-    src_path = os.path.join(workspace, "candidate.py")
-    with open(src_path, "w") as fh:
-        fh.write(cand_src)
-    os.chmod(src_path, 0o444)
-    skip = ("tmp", "build")
-    before = _manifest(workspace, skip)
-    watched = {d: _manifest(d) for d in cfg.watch_dirs}
-    handle = _start_worker("candidate", workspace, src_path, cfg, device)
-    drv = _Driver("candidate", handle, ev, cfg.timeout)
-    try:
+    def _phases(self) -> None:
+        cfg, ev, drv = self.cfg, self.ev, self.drv
         ready = drv.wait_ready()
         ev.baseline = {k: ready.get(k) for k in ("state", "apis", "concurrency", "pid", "l2")}
         ev.phases.append({"t_s": _t(ev), "phase": "start", "pid": ready.get("pid"), "state": ready.get("state")})
-        reply, _ = drv.request("load", {"cmd": "load", "init_inputs": ref["init_items"]}, ref["init_blobs"])
+        (items,), fds = _repack([self.s.init_items], self.s.init_fds)
+        reply, _ = drv.request("load", {"cmd": "load", "init_inputs": items}, fds)
         if not reply.get("ok"):
             ev.load_error = reply.get("error", "load failed")
             ev.completed = True
@@ -361,65 +444,122 @@ def _run_candidate(cand_src: str, cfg: HardeningConfig, root: str, device: str, 
         ev.loaded = True
         ev.load_snapshot = {k: reply.get(k) for k in ("state", "apis", "concurrency", "pid", "load_ms")}
         ev.phases.append({"t_s": _t(ev), "phase": "load", "pid": reply.get("pid"), "state": reply.get("state")})
-        # correctness: hidden inputs, then a repeated-input canary, then perturbations
-        hidden = [p for p in ref["probes"] if p.kind == "hidden"]
-        order = hidden + ([ProbeInput("canary_repeat", hidden[0].inputs, hidden[0].ref_outputs, True, -1)]
-                          if hidden else []) + [p for p in ref["probes"] if p.kind.startswith("perturb:")]
-        for probe in order:
-            items, blobs = values_to_wire(probe.inputs)
-            reply, oblobs = drv.request("correctness", {"cmd": "call", "inputs": items}, blobs)
-            rec = CallRecord(probe, bool(reply.get("ok")), input_digests_before=_digest_values(probe.inputs))
-            if rec.ok:
-                rec.outputs = values_from_wire(reply.get("outputs", []), oblobs)
-                rec.evidence = reply.get("evidence", {})
-                rec.stable = bool(reply.get("stable", False))
-                rec.input_digests_after = reply.get("input_digests_after", [])
-                rec.concurrency = reply.get("concurrency", {})
-                rec.apis = reply.get("apis", {})
-                rec.state = reply.get("state", {})
-                rec.l2 = reply.get("l2")
-                rec.call_ms = float(reply.get("call_ms", 0.0))
-            else:
-                rec.error = reply.get("error")
-            ev.calls.append(rec)
-        ev.phases.append({"t_s": _t(ev), "phase": "correctness", "pid": handle.pid,
+        for job in _correctness_jobs(cfg):
+            self._correctness_call(job)
+        ev.phases.append({"t_s": _t(ev), "phase": "correctness", "pid": self.handle.pid,
                           "state": ev.calls[-1].state if ev.calls else None})
-        all_correct = all(c.ok for c in ev.calls)
-        if all_correct:
-            ev.samples = _timing_loop(drv, ref["bank"], ref["plan"], cfg, set(ref["spots"]), ref["spot_ref"])
+        if ev.calls and all(c.ok for c in ev.calls):
+            self._timing_loop()
         reply, _ = drv.request("final", {"cmd": "snapshot"})
         ev.final_snapshot = reply
         ev.phases.append({"t_s": _t(ev), "phase": "timing", "pid": reply.get("pid"), "state": reply.get("state")})
         # last: the profiler starts threads of its own, so it runs after the final snapshot
-        if cfg.profile_backend and hidden:
-            items, blobs = values_to_wire(hidden[0].inputs)
-            reply, _ = drv.request("profile", {"cmd": "profile", "inputs": items}, blobs)
+        if cfg.profile_backend and ev.calls:
+            jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62)})
+            (inputs,), fds = _repack([jr["inputs"]], jfds)
+            try:
+                reply, _ = drv.request("profile", {"cmd": "profile", "inputs": inputs}, fds)
+            finally:
+                _close_fds(jfds)
             if reply.get("ok"):
-                ev.profile, ev.profile_error = _checked_profile(reply)
+                ev.profile, ev.profile_error = checked_profile(reply)
             else:
                 ev.profile_error = reply.get("error")
-            ev.phases.append({"t_s": _t(ev), "phase": "profile", "pid": handle.pid})
+            self.s.request("check_inputs", {"cmd": "check_inputs"})
+            ev.phases.append({"t_s": _t(ev), "phase": "profile", "pid": self.handle.pid})
         ev.completed = True
-    except _PhaseFailed:
-        pass
-    except RuntimeError as exc:  # a candidate-side error during timing
-        ev.events.append(WorkerEvent("candidate", "timing", "error", str(exc)))
-    finally:
-        handle.close()
-        ev.exit_code = handle.process.exitcode if handle.process is not None else None
-        ev.log_text, ev.log_size = handle.read_log()
-        after = _manifest(workspace, skip)
-        ev.workspace_changes = _diff_manifest(before, after)
-        for d, snap in watched.items():
-            diff = _diff_manifest(_without_results(snap), _without_results(_manifest(d)))
-            for k in ("created", "deleted", "changed"):
-                ev.workspace_changes.setdefault(k, []).extend(os.path.join(d, p) for p in diff[k])
+
+    def _correctness_call(self, job: dict) -> None:
+        ev = self.ev
+        header = {"cmd": "probe", **{k: job[k] for k in ("seed", "perturb", "variants", "keep_first",
+                                                          "repeat_first") if k in job}}
+        jr, jfds = self.s.request("probe", header)
+        try:
+            if jr.get("skipped"):
+                ev.skipped_probes.append({"probe": job["kind"], "reason": jr["skipped"]})
+                return
+            if jr.get("perturb_skipped"):
+                ev.skipped_probes.append({"probe": job["kind"], "reason": "; ".join(jr["perturb_skipped"])[:300]})
+            probe = ProbeInput(job["kind"], [], [], bool(jr.get("finite", True)), job["index"])
+            probe.reference = jr.get("reference") or {}
+            (inputs, stage_a, stage_b), fds = _repack([jr["inputs"], jr["staging"], jr["staging_after"]], jfds)
+            reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs, "staging": stage_a,
+                                                        "staging_after": stage_b}, fds)
+        finally:
+            _close_fds(jfds)
+        rec = CallRecord(probe, bool(reply.get("ok")))
+        written = bool(reply.get("written")) if rec.ok else False
+        verdict, _ = self.s.request("judge", {"cmd": "judge", "written": written})
+        rec.inputs_unchanged = bool(verdict.get("inputs_unchanged"))
+        if rec.ok:
+            fields = checked_call_reply(reply)
+            rec.evidence, rec.call_ms = fields["evidence"], fields["call_ms"]
+            rec.concurrency, rec.apis, rec.state, rec.l2 = (fields["concurrency"], fields["apis"], fields["state"],
+                                                            fields["l2"])
+            problem = _structure_problem(probe.reference, rec.evidence)
+            if problem:
+                rec.evidence["structure_problem"] = problem
+            cmp = _comparison(verdict.get("comparison"))
+            if cmp is None or problem:
+                why = problem or reply.get("stage_problem") or "outputs were not written"
+                cmp = Comparison(False, float("inf"), float("inf"), str(why)[:300])
+            rec.comparison = cmp
+            after = _comparison(verdict.get("after"))
+            rec.stable = bool(verdict.get("stable")) and not reply.get("identity_changed") and (
+                after is None or after.match == cmp.match)
+            rec.replay = bool(verdict.get("replay"))
+            rec.variant_errors = jr.get("variants") or {}
+        else:
+            rec.error = reply.get("error")
+        ev.calls.append(rec)
+
+    def _timing_loop(self) -> None:
+        cfg, ev = self.cfg, self.ev
+        n = max(1, cfg.num_perf_trials)
+        total = cfg.num_warmup + n
+        n_spot = max(2, int(round(cfg.spot_check_fraction * n)))
+        spots = set(self.rng.sample(range(cfg.num_warmup, total), min(n_spot, n)))
+        for k in range(total):
+            spot = k in spots
+            jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62),
+                                                      "stage": spot})
+            try:
+                (inputs,), fds = _repack([jr["inputs"]], jfds)
+                send = time.monotonic_ns()
+                reply, _ = self.drv.request("timing", {"cmd": "time", "inputs": inputs}, fds)
+                recv = time.monotonic_ns()
+                if not reply.get("ok"):
+                    raise RuntimeError(f"timing call failed: {reply.get('error')}")
+                copied = None
+                if spot:
+                    (staging,), sfds = _repack([jr["staging"]], jfds)
+                    copied, _ = self.drv.request("spot_check", {"cmd": "copy_last", "staging": staging}, sfds)
+            finally:
+                _close_fds(jfds)
+            verdict, _ = self.s.request("check_inputs", {"cmd": "check_inputs", "spot": spot})
+            if k < cfg.num_warmup:
+                continue
+            bad = malformed_timing(reply)
+            if bad:
+                raise RuntimeError(f"malformed timing reply: {bad}")
+            s = _sample(k, send, recv, reply)
+            s.inputs_unchanged = bool(verdict.get("inputs_unchanged"))
+            if spot:
+                cmp = _comparison(verdict.get("comparison")) if copied.get("written") else None
+                s.spot_comparison = cmp or Comparison(False, float("inf"), float("inf"),
+                                                      str(copied.get("why") or reply.get("output_problem")
+                                                          or "outputs were not written")[:300])
+            ev.samples.append(s)
 
 
 # --------------------------------------------------------------------------- entry
 def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConfig,
-                      workdir: str | None = None) -> dict:
-    """Evaluate one candidate on the hardened path; returns a schema-1.1 record."""
+                      workdir: str | None = None, session: ReferenceSession | None = None) -> dict:
+    """Evaluate one candidate on the hardened path; returns a schema-1.1 record.
+
+    ``session`` (optional) is a :class:`ReferenceSession` of the same reference,
+    configuration and device, kept by a batch across the samples of one problem.
+    """
     import torch
 
     from kernelbench.reward_hardening import detectors
@@ -446,14 +586,27 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
     if cfg.mode == "enforce" and any(f.severity == "error" for f in static_findings):
         return records.build_record(cfg, ev, static_findings, device, rejected=True)
 
+    own_session = session is None or session.key != ReferenceSession.key_for(reference_src, cfg, device)
+    if own_session:
+        session = ReferenceSession(reference_src, cfg, device, workdir)
     root = tempfile.mkdtemp(prefix="kernelguard_", dir=workdir)
     rng = random.Random(secrets.randbits(64))
     try:
-        ref = _run_reference(reference_src, cfg, root, device, ev, rng)
-        if ref is None:
-            return records.build_record(cfg, ev, static_findings + [finding(
-                "RH-33", cfg.policy, {"error": ev.reference_error})], device)
-        _run_candidate(candidate_src, cfg, root, device, ev, ref)
+        try:
+            session.start()
+            ev.reference_samples = session.reference_timing(ev)
+            ev.reference_ok = True
+            ev.phases.append({"t_s": _t(ev), "phase": "reference", "pid": session.pid, "state": session.state,
+                              "reused": not own_session})
+            _CandidateRun(session, cfg, ev, root, device, rng).run(candidate_src)
+            session.request("release", {"cmd": "release"})
+        except _JudgeFailed as exc:
+            ev.reference_error = str(exc)
+            # before the candidate ran, the reference (or its data) is at fault: UNSUPPORTED;
+            # once the candidate's code ran, a disrupted judge is the candidate's failure
+            code = "RH-45" if ev.candidate_started else ("RH-44" if exc.oom else "RH-33")
+            return records.build_record(cfg, ev, static_findings + [finding(code, cfg.policy, {"error": str(exc)[:2000]})],
+                                        device)
         try:
             runtime_findings = detectors.run_all(ev)
         except Exception as exc:  # a detector bug must not award a result
@@ -465,3 +618,5 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
         return records.evaluator_error_record(cfg, f"{type(exc).__name__}: {exc}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
+        if own_session:
+            session.close()

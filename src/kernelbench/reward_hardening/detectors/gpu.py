@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kernelbench.reward_hardening.detectors import detector
 from kernelbench.reward_hardening.detectors._compare import compare
+from kernelbench.reward_hardening.detectors.correctness import judge
 from kernelbench.reward_hardening.findings import finding
 
 _GRAPH_OR_STREAM_APIS = ("cudaGraphLaunch", "cudaStreamBeginCapture", "cudaStreamCreate", "cuGraphLaunch",
@@ -65,7 +66,7 @@ def reduced_precision_runtime(ev):
 
     Two kinds of evidence when the requested precision is fp32: GPU kernels whose
     names mark TF32/fp16/bf16 math in the profiler pass, and an error profile: the
-    reference worker also computes the first hidden probe in bf16, fp16 and (on CUDA)
+    judge also computes the first hidden probe in bf16, fp16 and (on CUDA)
     TF32; a candidate whose error against the fp32 reference is of the same order as
     one of those variants' errors (and far above fp32 rounding) is explained by
     reduced precision.
@@ -80,14 +81,17 @@ def reduced_precision_runtime(ev):
         if marked:
             evidence["reduced_precision_kernels"] = marked[:8]
     for c in ev.calls:
-        if not c.ok or not c.probe.variants:
+        if not c.ok or not (c.probe.variants or c.variant_errors):
             continue
-        cand = compare(c.outputs, c.probe.ref_outputs, cfg.precision).rel_error
+        cand = judge(ev, c).rel_error
         if not cand > 1e-5:
             break
         explained = {}
-        for name, outs in c.probe.variants.items():
-            verr = compare(outs, c.probe.ref_outputs, cfg.precision).rel_error
+        variant_errors = dict(c.variant_errors) or {
+            name: {"variant_rel_error": compare(outs, c.probe.ref_outputs, cfg.precision).rel_error}
+            for name, outs in c.probe.variants.items()}
+        for name, got in variant_errors.items():
+            verr = float(got.get("variant_rel_error", 0.0))
             # same order of magnitude as the variant's error: grossly wrong output is not "reduced precision"
             if verr > 1e-5 and cfg.precision_explained_ratio * verr <= cand <= verr / cfg.precision_explained_ratio:
                 explained[name] = {"variant_rel_error": verr}

@@ -10,8 +10,11 @@ from kernelbench.reward_hardening.findings import finding
 def output_identity(ev):
     """Outputs must be plain, materialised tensors of their own (A04–A06, A32).
 
-    Checks every correctness call: exact type ``torch.Tensor`` (no subclass, so no
-    ``__torch_function__`` comparison hooks), expected device and dtype, storage at
+    Checks every correctness call: exact type ``torch.Tensor`` or an exact
+    ``tuple``/``list`` of them, checked right after the call with captured builtins (no
+    subclass, proxy or lazy container, so no candidate-defined method runs while the
+    result is read), the same structure as the reference's result (a tensor is not a
+    1-tuple), expected device and dtype, storage at
     least as large as the view needs, no instance attributes shadowing methods, and no
     storage shared with the inputs or with earlier outputs (returning an input alias
     or a recycled buffer).
@@ -22,7 +25,10 @@ def output_identity(ev):
         if not c.ok:
             continue
         refs = c.probe.ref_outputs
+        ref_meta = (c.probe.reference or {}).get("outputs") or []
         tensors = c.evidence.get("tensors", [])
+        if c.evidence.get("structure_problem"):
+            hits.append({"probe": c.probe.kind, "problems": [c.evidence["structure_problem"]]})
         for i, t in enumerate(tensors):
             problems = []
             if not t.get("exact_tensor"):
@@ -30,8 +36,12 @@ def output_identity(ev):
             if "device" in t and t["device"] != want_device and not (
                     want_device.startswith("cuda") and t["device"].startswith("cuda")):
                 problems.append(f"device {t['device']}")
-            if i < len(refs) and hasattr(refs[i], "dtype") and "dtype" in t:
+            want = None
+            if i < len(refs) and hasattr(refs[i], "dtype"):
                 want = str(refs[i].dtype).replace("torch.", "")
+            elif i < len(ref_meta) and "dtype" in ref_meta[i]:
+                want = ref_meta[i]["dtype"]
+            if want is not None and "dtype" in t:
                 if t["dtype"] != want:
                     problems.append(f"dtype {t['dtype']} (expected {want})")
             if t.get("storage_nbytes", 0) < t.get("needed_nbytes", 0) or t.get("null_pointer"):
@@ -67,16 +77,22 @@ def output_unstable(ev):
 def input_mutation(ev):
     """Inputs must be byte-identical after the call (A28).
 
-    The parent hashes the bytes it sent and compares them with the digests of the
-    tensors the candidate received, read back after the call.
+    The judge fingerprints every input set it lends (correctness and timed calls) and
+    checks the fingerprints again after the call, on the device; the candidate holds
+    handles to its inputs, so this is checked after every call.
     """
     hits = []
     for c in ev.calls:
+        if c.inputs_unchanged is not None:
+            if c.ok and not c.inputs_unchanged:
+                hits.append({"probe": c.probe.kind})
+            continue
         if not c.ok or not c.input_digests_after:
             continue
         for i, (before, after) in enumerate(zip(c.input_digests_before, c.input_digests_after)):
             if before is not None and before != after:
                 hits.append({"probe": c.probe.kind, "input": i})
+    hits += [{"timed_sample": s.index} for s in ev.samples if s.inputs_unchanged is False]
     if not hits:
         return []
     return [finding("RH-22", ev.config.policy, {"mutated": hits[:5]})]

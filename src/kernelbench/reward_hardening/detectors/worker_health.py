@@ -50,6 +50,22 @@ def worker_limits(ev):
     return out[:1]
 
 
+@detector("RH-43")
+def host_memory(ev):
+    """A candidate worker whose private resident memory exceeds its limit is killed (robustness).
+
+    The parent reads the worker's anonymous resident memory from /proc while it waits
+    for each reply; over the limit (a base plus a multiple of the problem's data on
+    the CPU) the worker is killed and the sample ends here, so one memory-hungry
+    candidate never takes the batch or the machine down.  Memory lent by the judge
+    (inputs, staging buffers) is shared, not private, and does not count.
+    """
+    hits = [e for e in ev.events if e.role == "candidate" and e.kind == "memory"]
+    if not hits:
+        return []
+    return [finding("RH-43", ev.config.policy, {"phase": hits[0].phase, "detail": hits[0].detail})]
+
+
 @detector("RH-42")
 def load_failed(ev):
     """The candidate did not import, build or construct (no result can be trusted)."""

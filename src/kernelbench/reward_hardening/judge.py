@@ -1,0 +1,473 @@
+"""The judge: the trusted worker that owns the reference and every comparison.
+
+It runs only the problem's reference program, never candidate code.  For each
+evaluation it generates hidden input sets on the evaluation device from seeds the
+parent draws, computes the reference outputs and keeps them in its own private memory,
+lends the candidate the inputs and empty *staging* buffers through
+:mod:`kernelbench.reward_hardening.shared`, and after each candidate call compares what
+the candidate wrote into the staging buffers with the reference, checks that the
+inputs were not changed, and reports verdict-sized facts (booleans, errors,
+fingerprints) to the parent.  No tensor ever crosses to the parent.
+
+Exported tensors come from an allocator pool of their own on CUDA (a CUDA IPC handle
+opens a whole allocation segment, so nothing private may share a segment with them),
+and from one ``memfd`` each on the CPU.  Staging buffers are pre-filled with NaN (or
+hidden random integers) so a candidate that writes nothing can never "match" memory
+the allocator reused.
+
+The judge lives for all samples of one problem in a batch (see
+:class:`kernelbench.reward_hardening.pipeline.ReferenceSession`): the reference's model
+and its timing are reused, while every sample gets new hidden seeds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib.util
+import os
+import secrets
+import sys
+import traceback
+from typing import Any
+
+import torch
+
+from kernelbench.procs import value_to_json
+from kernelbench.reward_hardening.detectors._compare import compare, tolerance  # noqa: F401 - tolerance re-export
+from kernelbench.reward_hardening.runtime import apply_precision_config, backend_state, memory_fraction, timed_call
+from kernelbench.reward_hardening.shared import SharedArena, dtype_name, fingerprint
+from kernelbench.reward_hardening.wire import JUDGE_COMMANDS, recv_message, send_message
+from kernelbench.timing import l2_flush_bytes
+
+__all__ = ["Judge", "judge_main", "perturb", "structure_of"]
+
+
+def structure_of(out: Any) -> dict:
+    """Container kind and per-tensor meta of a reference output."""
+    kind = "tensor" if isinstance(out, torch.Tensor) else ("tuple" if isinstance(out, tuple) else
+                                                            "list" if isinstance(out, list) else "other")
+    tensors = [out] if kind == "tensor" else (list(out) if kind in ("tuple", "list") else [])
+    return {"container": kind, "outputs": [{"dtype": dtype_name(t.dtype), "shape": list(t.shape)}
+                                           if isinstance(t, torch.Tensor) else {"value": value_to_json(t)}
+                                           for t in tensors]}
+
+
+def _flat(out: Any) -> list:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return list(out)
+    return [out]
+
+
+def _simplex_rows(v: torch.Tensor) -> bool:
+    """Non-negative rows that sum to one (probabilities): the input of KL/NLL-style losses."""
+    if v.dim() < 1 or v.shape[-1] < 2 or bool((v < 0).any()):
+        return False
+    s = v.double().sum(-1)
+    return bool(((s - 1).abs() < 1e-3).all())
+
+
+def perturb(values: list, kind: str, rng: torch.Generator) -> tuple[list, list[str]]:
+    """A perturbed copy of an input set, keeping the problem's input contract.
+
+    Zeros stay zero (triangular, masked and sparse inputs keep their structure), a
+    non-negative input stays non-negative under ``heavy_tail``, and probability rows
+    (non-negative, summing to one) are left alone.  Returns the values and the reasons
+    for every tensor that was left unchanged.
+    """
+    out, skipped = [], []
+    for i, v in enumerate(values):
+        if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() > 1:
+            if _simplex_rows(v):
+                skipped.append(f"input {i}: rows are probabilities (non-negative, summing to 1)")
+            elif kind == "scale_up":
+                v = v * 3.0
+            elif kind == "scale_down":
+                v = v * 0.01
+            elif kind == "negate":
+                v = -v
+            elif kind == "heavy_tail":  # Pareto-like magnitudes; signs and zeros kept
+                u = torch.rand(v.shape, generator=rng, device=v.device).clamp_min(1e-3)
+                mag = (0.01 * u.pow(-1.0 / 1.5)).to(v.dtype)
+                if bool((v < 0).any()):
+                    sign = torch.sign(v)
+                    flip = torch.rand(v.shape, generator=rng, device=v.device) < 0.5
+                    sign = torch.where(flip, -sign, sign)
+                else:
+                    sign = (v != 0).to(v.dtype)
+                v = mag * sign.to(v.dtype)
+            elif kind == "shift":
+                v = torch.where(v != 0, v + 0.5, v)
+        out.append(v)
+    return out, skipped
+
+
+class Judge:
+    def __init__(self, conn: Any, spec: dict):
+        self.conn, self.spec = conn, spec
+        self.device = torch.device(spec["device"])
+        self.dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[spec["precision"]]
+        self.arena = SharedArena(self.device)
+        self.model: Any = None
+        self.module: Any = None
+        self.pool: Any = None
+        self.flush_buf: Any = None
+        self.first: dict | None = None  # hidden probe 0: private inputs and reference outputs (canary)
+        self.previous: list = []  # the last probe's reference outputs (replay check)
+        self.earlier_fps: list = []  # fingerprints of the candidate's earlier staged outputs
+        self.current: dict | None = None
+        self.timed: dict | None = None
+        self.ref_inputs: list | None = None
+        self.structure: dict = {"container": "tensor", "outputs": []}
+        self.deterministic_inputs: bool | None = None
+
+    # ---------------------------------------------------------------- plumbing
+    def reply(self, header: dict, fds: list[int] | None = None) -> None:
+        header.setdefault("ok", True)
+        send_message(self.conn, header, fds, self.spec.get("spill_dir"))
+
+    def sync(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def shared_alloc(self):
+        """Allocations that may be exported come from their own pool (CUDA)."""
+        if self.pool is not None:
+            return torch.cuda.use_mem_pool(self.pool, self.device)
+        return contextlib.nullcontext()
+
+    def serve(self) -> None:
+        apply_precision_config(self.spec.get("allow_tf32", False), self.spec.get("num_threads"))
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
+            torch.cuda.init()
+            cap = self.spec.get("gpu_memory_fraction")
+            if cap:
+                torch.cuda.set_per_process_memory_fraction(float(cap), self.device)
+            self.flush_buf = torch.empty(l2_flush_bytes(self.device) // 4, dtype=torch.int32, device=self.device)
+            self.pool = torch.cuda.MemPool() if hasattr(torch.cuda, "MemPool") else None
+        self.reply({"event": "ready", "pid": os.getpid(), "state": backend_state()})
+        handlers = {name: getattr(self, f"cmd_{name}") for name in JUDGE_COMMANDS}
+        while True:
+            try:
+                header, _ = recv_message(self.conn, None, self.spec.get("spill_dir"), allow_fds=False)
+            except EOFError:
+                return
+            cmd = header.get("cmd")
+            if cmd == "exit":
+                return
+            handler = handlers.get(cmd)
+            if handler is None:
+                self.reply({"ok": False, "error": f"unknown command {cmd!r}"})
+                continue
+            try:
+                handler(header)
+            except torch.OutOfMemoryError as exc:
+                self.reply({"ok": False, "oom": True, "error": f"OutOfMemoryError: {str(exc)[:500]}"})
+            except MemoryError as exc:
+                self.reply({"ok": False, "oom": True, "error": f"MemoryError: {exc}"})
+            except Exception as exc:
+                self.reply({"ok": False, "error": f"{type(exc).__name__}: {exc}",
+                            "traceback": traceback.format_exc()[-4000:]})
+
+    # ---------------------------------------------------------------- loading
+    def cmd_load(self, header: dict) -> None:
+        path = self.spec["source_path"]
+        spec = importlib.util.spec_from_file_location("kernelbench_reference_program", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["kernelbench_reference_program"] = module
+        spec.loader.exec_module(module)
+        self.module = module
+        torch.manual_seed(42)
+        init = list(module.get_init_inputs())
+        init = [v.to(self.dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in init]
+        with torch.no_grad():
+            torch.manual_seed(42)
+            if torch.cuda.is_available():
+                torch.cuda.manual_seed(42)
+            model = module.Model(*init)
+            if isinstance(model, torch.nn.Module):
+                model = model.to(self.device, dtype=self.dtype)
+        self.model = model
+        self.sync()
+        items, keys = self._lend(init, on_device=False)
+        self.arena.pinned.update(keys)  # lent to every candidate of the session
+        metas, fds = self.arena.export(keys)
+        self.reply({"init_inputs": self._items(items, metas), "pid": os.getpid(), "state": backend_state()}, fds)
+
+    # ---------------------------------------------------------------- inputs
+    def _generate(self, seed: int) -> list:
+        """``get_inputs()`` under a hidden seed, created on the device, in the problem's dtype."""
+        torch.manual_seed(seed)
+        with self.shared_alloc(), torch.device(self.device):
+            raw = list(self.module.get_inputs())
+            out = []
+            for v in raw:
+                if isinstance(v, torch.Tensor):
+                    v = v.to(self.device, dtype=self.dtype) if v.is_floating_point() else v.to(self.device)
+                out.append(v)
+        return out
+
+    def _lend(self, values: list, on_device: bool = True) -> tuple[list, list[int]]:
+        """Register tensors for export; plain values travel as JSON."""
+        items, keys = [], []
+        for v in values:
+            if isinstance(v, torch.Tensor):
+                if self.device.type == "cuda" and on_device and v.is_contiguous() and v.device == self.device:
+                    key = self.arena.adopt(v)  # already in the export pool: no copy
+                else:
+                    with self.shared_alloc():
+                        key, _ = self.arena.share(v.contiguous())
+                keys.append(key)
+                items.append({"kind": "tensor", "key": key})
+            else:
+                items.append({"kind": "value", "value": value_to_json(v)})
+        return items, keys
+
+    @staticmethod
+    def _items(items: list, metas: list[dict]) -> list:
+        by_key = {m["id"]: m for m in metas}
+        return [{"kind": "tensor", "shared": by_key[it["key"]]} if it["kind"] == "tensor" else it for it in items]
+
+    def _fill_unwritten(self, t: torch.Tensor) -> None:
+        """Staging content before the candidate writes: NaN, or hidden random values.
+
+        Never derived from the reference (the candidate can read its staging buffers).
+        """
+        if t.is_floating_point() or t.is_complex():
+            t.fill_(float("nan"))
+        elif t.numel():
+            g = torch.Generator(device=t.device).manual_seed(secrets.randbits(62))
+            if t.dtype == torch.bool:
+                t.copy_(torch.rand(t.shape, generator=g, device=t.device) < 0.5)
+            else:
+                t.copy_(torch.randint(0, 1 << 7 if t.dtype in (torch.int8, torch.uint8) else 1 << 15, t.shape,
+                                      generator=g, device=t.device).to(t.dtype))
+
+    def _staging(self, specs: list[tuple[list[int], torch.dtype]]) -> list[int]:
+        keys = []
+        for shape, dtype in specs:
+            with self.shared_alloc():
+                key, t = self.arena.empty(shape, dtype)
+            self._fill_unwritten(t)
+            keys.append(key)
+        return keys
+
+    def _staging_like_reference(self) -> list[int]:
+        return self._staging([(o["shape"], getattr(torch, o["dtype"])) for o in self.structure["outputs"]
+                              if "shape" in o])
+
+    @staticmethod
+    def _private(outs: list, inputs: list) -> list:
+        """Reference outputs that share memory with a lent input are copied (kept private)."""
+        spans = [(v.untyped_storage().data_ptr(), v.untyped_storage().nbytes()) for v in inputs
+                 if isinstance(v, torch.Tensor)]
+
+        def lent(o: torch.Tensor) -> bool:
+            p, n = o.untyped_storage().data_ptr(), o.untyped_storage().nbytes()
+            return any(p < q + m and q < p + n for q, m in spans if m and n)
+
+        return [o.clone() if isinstance(o, torch.Tensor) and lent(o) else o for o in outs]
+
+    def _forward(self, inputs: list) -> Any:
+        with torch.no_grad():
+            out = self.model(*inputs)
+        self.sync()
+        return out
+
+    # ---------------------------------------------------------------- correctness
+    def cmd_probe(self, header: dict) -> None:
+        """A hidden input set, its reference outputs (kept here) and two staging sets."""
+        self.arena.release()
+        seed = int(header.get("seed", 0))
+        skipped: list[str] = []
+        if header.get("repeat_first"):
+            if self.first is None:
+                raise RuntimeError("no first probe to repeat")
+            inputs, outs = self.first["inputs"], self.first["outs"]
+        else:
+            inputs = self._generate(seed)
+            if header.get("perturb"):
+                rng = torch.Generator(device=self.device).manual_seed(seed ^ 0x5EED)
+                with self.shared_alloc():
+                    inputs, skipped = perturb(inputs, header["perturb"], rng)
+            torch.manual_seed(seed)
+            out = self._forward(inputs)
+            outs = self._private(_flat(out), inputs)
+            self.structure = structure_of(out)
+        tensors = [o for o in outs if isinstance(o, torch.Tensor)]
+        finite = all(bool(torch.isfinite(o.float()).all()) for o in tensors if o.is_floating_point())
+        if header.get("perturb") and not finite:
+            self.reply({"skipped": "reference output is not finite on the perturbed inputs"})
+            return
+        variants = {}
+        for name in header.get("variants") or []:
+            v = self._reduced_precision_outputs(inputs, name)
+            if v is not None:
+                variants[name] = {"variant_rel_error": compare(v, outs, self.spec["precision"]).rel_error}
+        if header.get("keep_first"):
+            self.first = {"inputs": [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs], "outs": outs}
+        items, keys = self._lend(inputs)
+        fps = [fingerprint(self.arena.tensor(k)) for k in keys]
+        specs = [(list(t.shape), t.dtype) for t in tensors]
+        stage_a, stage_b = self._staging(specs), self._staging(specs)
+        self.current = {"keys": keys, "fps": fps, "outs": outs, "a": stage_a, "b": stage_b,
+                        "repeat": bool(header.get("repeat_first")), "first": bool(header.get("keep_first"))}
+        metas, fds = self.arena.export(keys + stage_a + stage_b)
+        by = {m["id"]: m for m in metas}
+        self.reply({"inputs": self._items(items, metas), "staging": [by[k] for k in stage_a],
+                    "staging_after": [by[k] for k in stage_b], "reference": self.structure,
+                    "input_bytes": sum(self.arena.tensor(k).numel() * self.arena.tensor(k).element_size()
+                                       for k in keys),
+                    "output_bytes": sum(t.numel() * t.element_size() for t in tensors),
+                    "finite": finite, "variants": variants, "perturb_skipped": skipped}, fds)
+
+    def _reduced_precision_outputs(self, inputs: list, name: str) -> list | None:
+        try:
+            if name == "tf32":
+                if self.device.type != "cuda":
+                    return None
+                old = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+                torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+                try:
+                    out = self._forward(inputs)
+                finally:
+                    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
+            else:
+                dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[name]
+                model = copy.deepcopy(self.model).to(dtype)
+                cast = [v.to(dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in inputs]
+                with torch.no_grad():
+                    out = model(*cast)
+                self.sync()
+            return [o.to(self.dtype) if isinstance(o, torch.Tensor) and o.is_floating_point() else o
+                    for o in _flat(out)]
+        except Exception:
+            return None
+
+    def _inputs_unchanged(self, keys: list[int], fps: list) -> bool:
+        self.sync()
+        return all(fingerprint(self.arena.tensor(k)) == fp for k, fp in zip(keys, fps))
+
+    def cmd_judge(self, header: dict) -> None:
+        """Compare both staged reads of the current probe with its reference outputs."""
+        cur = self.current
+        if cur is None:
+            raise RuntimeError("no probe to judge")
+        precision = self.spec["precision"]
+        self.sync()
+        a = [self.arena.tensor(k) for k in cur["a"]]
+        b = [self.arena.tensor(k) for k in cur["b"]]
+        refs = [o for o in cur["outs"] if isinstance(o, torch.Tensor)]
+        first = compare(a, refs, precision) if header.get("written", True) else None
+        after = compare(b, refs, precision) if header.get("written", True) else None
+        fp_a = [fingerprint(t) for t in a]
+        fp_b = [fingerprint(t) for t in b]
+        replay = False
+        if first is not None and not first.match:
+            earlier = []
+            if self.first is not None and not cur["first"] and not cur["repeat"]:
+                earlier.append(self.first["outs"])
+            earlier.extend(self.previous)
+            for outs in earlier:
+                t = [o for o in outs if isinstance(o, torch.Tensor)]
+                if [tuple(x.shape) for x in t] == [tuple(x.shape) for x in a] and compare(a, t, precision).match:
+                    replay = True
+                    break
+            if not replay and fp_a in self.earlier_fps:
+                replay = True
+        result = {
+            "comparison": None if first is None else first.as_dict(),
+            "after": None if after is None else after.as_dict(),
+            "stable": fp_a == fp_b,
+            "inputs_unchanged": self._inputs_unchanged(cur["keys"], cur["fps"]),
+            "replay": replay,
+        }
+        self.earlier_fps.append(fp_a)
+        if not cur["repeat"]:
+            self.previous = [cur["outs"]]
+        self.current = None
+        self.arena.release()
+        self.reply(result)
+
+    # ---------------------------------------------------------------- timed calls
+    def _check_deterministic(self) -> bool:
+        if self.deterministic_inputs is None:
+            seed = secrets.randbits(62)
+            a = [fingerprint(v) for v in self._generate(seed) if isinstance(v, torch.Tensor)]
+            b = [fingerprint(v) for v in self._generate(seed) if isinstance(v, torch.Tensor)]
+            self.deterministic_inputs = a == b
+        return self.deterministic_inputs
+
+    def cmd_timed_input(self, header: dict) -> None:
+        """A fresh hidden input set for one timed candidate call (+ staging when spot-checked).
+
+        Every timed call gets newly generated values, never a view, shift or
+        permutation of an earlier input.  The reference outputs of a spot-checked call
+        are computed after the call, from the same seed (or a private copy when the
+        problem's ``get_inputs`` is not reproducible), so nothing the candidate could
+        observe before its call depends on whether it will be checked.
+        """
+        self.arena.release()
+        seed = int(header["seed"])
+        deterministic = self._check_deterministic()
+        inputs = self._generate(seed)
+        private = None if deterministic else [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
+        items, keys = self._lend(inputs)
+        del inputs
+        fps = [fingerprint(self.arena.tensor(k)) for k in keys]
+        stage = self._staging_like_reference() if header.get("stage") else []
+        self.timed = {"seed": seed, "keys": keys, "fps": fps, "stage": stage, "private": private}
+        metas, fds = self.arena.export(keys + stage)
+        by = {m["id"]: m for m in metas}
+        self.reply({"inputs": self._items(items, metas), "staging": [by[k] for k in stage]}, fds)
+
+    def cmd_check_inputs(self, header: dict) -> None:
+        """After a timed call: inputs unchanged? and, for a spot check, staged outputs right?"""
+        cur = self.timed
+        if cur is None:
+            raise RuntimeError("no timed input to check")
+        result: dict[str, Any] = {"inputs_unchanged": self._inputs_unchanged(cur["keys"], cur["fps"])}
+        if header.get("spot"):
+            inputs = cur["private"] if cur["private"] is not None else self._generate(cur["seed"])
+            torch.manual_seed(cur["seed"])
+            refs = [o for o in _flat(self._forward(inputs)) if isinstance(o, torch.Tensor)]
+            staged = [self.arena.tensor(k) for k in cur["stage"]]
+            result["comparison"] = compare(staged, refs, self.spec["precision"]).as_dict()
+        self.timed = None
+        self.arena.release()
+        self.reply(result)
+
+    def cmd_ref_prepare(self, header: dict) -> None:
+        self.arena.release()
+        self.ref_inputs = self._generate(int(header["seed"]))
+        self.reply({})
+
+    def cmd_ref_time(self, header: dict) -> None:
+        inputs = self.ref_inputs or []
+        _, stamps = timed_call(lambda: self.model(*inputs), self.device, self.flush_buf,
+                               int(self.spec.get("launch_hold_cycles", 0)))
+        self.ref_inputs = None
+        self.reply({**stamps, "threads_delta": 0})
+
+    def cmd_release(self, header: dict) -> None:
+        self.arena.release()
+        self.current = self.timed = self.first = None
+        self.previous, self.earlier_fps = [], []
+        if self.device.type == "cuda":
+            torch.cuda.ipc_collect()
+        self.reply({})
+
+    def cmd_snapshot(self, header: dict) -> None:
+        snap: dict[str, Any] = {"pid": os.getpid(), "state": backend_state()}
+        if self.device.type == "cuda":
+            snap["gpu_memory"] = {"peak_allocated_bytes": int(torch.cuda.max_memory_allocated(self.device)),
+                                  "fraction": memory_fraction(self.device)}
+        self.reply(snap)
+
+
+def judge_main(conn: Any, spec: dict) -> None:
+    Judge(conn, spec).serve()

@@ -1,0 +1,218 @@
+"""Device-resident tensors shared between the trusted judge and the candidate worker.
+
+Hidden inputs, output staging buffers and timed inputs never travel as bytes and never
+pass through the evaluator parent's memory.  The judge (the trusted reference worker)
+allocates them on the evaluation device and *exports* each one as a small JSON
+description plus, on the CPU, one file descriptor:
+
+* ``device=cuda``: a CUDA IPC memory handle of the tensor's allocation (what
+  ``torch.multiprocessing`` uses between processes), so the candidate maps the judge's
+  device memory directly (no host round trip);
+* ``device=cpu``: an anonymous ``memfd`` that both processes map; its descriptor goes
+  judge -> parent -> candidate over the Unix socket of the channels (``SCM_RIGHTS``);
+  it has no name on any file system, so another process cannot find it.
+
+The direction is always judge -> candidate: the candidate never sends the judge a
+handle to open, so no trusted process ever maps memory the candidate chose, and the
+parent only relays descriptors without mapping them.  Everything the candidate sends
+back is JSON (see :mod:`kernelbench.reward_hardening.wire`).
+
+:func:`fingerprint` gives the judge an exact, position-sensitive digest of a tensor's
+bits on its own device, so "this input was not changed" and "this output did not change
+between two reads" are checked without a second copy of the data.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from typing import Any
+
+import torch
+
+__all__ = ["SharedArena", "export_tensor", "fingerprint", "import_tensor", "shared_empty"]
+
+_DTYPES = {str(d).replace("torch.", ""): d for d in (
+    torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.int16, torch.int32,
+    torch.int64, torch.uint8, torch.bool, torch.complex64, torch.complex128)}
+_INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_CHUNK = 1 << 22  # elements per fingerprint chunk (bounds the judge's temporaries: 32 MiB of int64)
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def dtype_from_name(name: Any) -> torch.dtype:
+    if name not in _DTYPES:
+        raise ValueError(f"unsupported dtype {name!r}")
+    return _DTYPES[name]
+
+
+# --------------------------------------------------------------------------- CPU memfd
+def _memfd(nbytes: int) -> int:
+    fd = os.memfd_create("kernelguard", 0)
+    try:
+        os.ftruncate(fd, max(nbytes, 1))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _map_fd(fd: int, nbytes: int, dtype: torch.dtype, shape: list[int]) -> torch.Tensor:
+    mm = mmap.mmap(fd, max(nbytes, 1), mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    flat = torch.frombuffer(mm, dtype=torch.uint8, count=nbytes) if nbytes else torch.empty(0, dtype=torch.uint8)
+    return flat.view(dtype).reshape(shape) if nbytes else torch.empty(shape, dtype=dtype)
+
+
+class SharedArena:
+    """The judge's registry of exported tensors (kept alive until released).
+
+    ``export`` returns ``(meta, fds)``; the descriptors belong to the arena until
+    :meth:`release` closes them, so the parent can relay them at any time before.
+    """
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self._live: dict[int, tuple[torch.Tensor, int | None]] = {}
+        self._next = 0
+        self.pinned: set[int] = set()  # kept by ``release()`` without keys (init inputs)
+
+    def empty(self, shape: list[int], dtype: torch.dtype) -> tuple[int, torch.Tensor]:
+        """A new shareable tensor (uninitialised) and its arena id."""
+        shape = [int(s) for s in shape]
+        numel = 1
+        for s in shape:
+            numel *= s
+        nbytes = numel * torch.empty((), dtype=dtype).element_size()
+        fd = None
+        if self.device.type == "cuda":
+            t = torch.empty(shape, dtype=dtype, device=self.device)
+        else:
+            fd = _memfd(nbytes)
+            t = _map_fd(fd, nbytes, dtype, shape)
+        self._next += 1
+        self._live[self._next] = (t, fd)
+        return self._next, t
+
+    def adopt(self, t: torch.Tensor) -> int:
+        """Register an existing CUDA tensor for export (it must come from the export pool)."""
+        if self.device.type != "cuda":
+            raise ValueError("only CUDA tensors are exported in place")
+        self._next += 1
+        self._live[self._next] = (t, None)
+        return self._next
+
+    def share(self, value: torch.Tensor) -> tuple[int, torch.Tensor]:
+        """A shareable copy of ``value`` (contiguous, same dtype and shape)."""
+        key, t = self.empty(list(value.shape), value.dtype)
+        t.copy_(value)
+        return key, t
+
+    def meta(self, key: int, fd_index: int | None) -> dict:
+        t, fd = self._live[key]
+        out = {"id": key, "dtype": dtype_name(t.dtype), "shape": list(t.shape),
+               "nbytes": t.numel() * t.element_size()}
+        if self.device.type == "cuda":
+            out.update(kind="cuda", **_cuda_handle(t))
+        else:
+            out.update(kind="cpu", fd=fd_index)
+        return out
+
+    def export(self, keys: list[int]) -> tuple[list[dict], list[int]]:
+        metas, fds = [], []
+        for key in keys:
+            _, fd = self._live[key]
+            metas.append(self.meta(key, len(fds) if fd is not None else None))
+            if fd is not None:
+                fds.append(fd)
+        return metas, fds
+
+    def tensor(self, key: int) -> torch.Tensor:
+        return self._live[key][0]
+
+    def release(self, keys: list[int] | None = None) -> None:
+        for key in [k for k in self._live if k not in self.pinned] if keys is None else keys:
+            entry = self._live.pop(key, None)
+            if entry is not None and entry[1] is not None:
+                try:
+                    os.close(entry[1])
+                except OSError:
+                    pass
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+
+def _cuda_handle(t: torch.Tensor) -> dict:
+    """JSON description of a CUDA tensor's IPC handle (producer side)."""
+    storage = t.untyped_storage()
+    (device, handle, size_bytes, offset_bytes, ref_handle, ref_offset, event_handle,
+     event_sync) = storage._share_cuda_()
+    return {"device": int(device), "handle": bytes(handle).hex(), "storage_bytes": int(size_bytes),
+            "storage_offset_bytes": int(offset_bytes),
+            "ref_counter": None if ref_handle is None else bytes(ref_handle).hex(),
+            "ref_counter_offset": int(ref_offset),
+            "event": None if event_handle is None else bytes(event_handle).hex(), "event_sync": bool(event_sync),
+            "offset": int(t.storage_offset()), "stride": list(t.stride())}
+
+
+def export_tensor(arena: SharedArena, value: torch.Tensor) -> tuple[dict, list[int]]:
+    key, _ = arena.share(value)
+    metas, fds = arena.export([key])
+    return metas[0], fds
+
+
+def import_tensor(meta: dict, fds: list[int]) -> torch.Tensor:
+    """Open a tensor the judge exported (consumer side; runs in the candidate worker)."""
+    dtype = dtype_from_name(meta.get("dtype"))
+    shape = [int(s) for s in meta.get("shape", [])]
+    nbytes = int(meta.get("nbytes", 0))
+    if meta.get("kind") == "cpu":
+        fd = fds[int(meta["fd"])]
+        return _map_fd(fd, nbytes, dtype, shape)
+    if meta.get("kind") == "cuda":
+        if nbytes == 0:
+            return torch.empty(shape, dtype=dtype, device=f"cuda:{int(meta['device'])}")
+        b = bytes.fromhex
+        storage = torch.UntypedStorage._new_shared_cuda(
+            int(meta["device"]), b(meta["handle"]), int(meta["storage_bytes"]), int(meta["storage_offset_bytes"]),
+            None if meta.get("ref_counter") is None else b(meta["ref_counter"]), int(meta["ref_counter_offset"]),
+            None if meta.get("event") is None else b(meta["event"]), bool(meta.get("event_sync")))
+        t = torch.empty(0, dtype=dtype, device=f"cuda:{int(meta['device'])}")
+        t.set_(storage, int(meta.get("offset", 0)), shape, [int(s) for s in meta["stride"]])
+        return t
+    raise ValueError(f"unknown shared tensor kind {meta.get('kind')!r}")
+
+
+def shared_empty(arena: SharedArena, shape: list[int], dtype: torch.dtype) -> int:
+    return arena.empty(shape, dtype)[0]
+
+
+# --------------------------------------------------------------------------- digests
+def fingerprint(t: torch.Tensor) -> tuple[int, int]:
+    """Exact digest of a tensor's bits: (sum of the bit patterns, position-weighted sum).
+
+    Integer arithmetic on the device (int64, wrapping), chunked so temporaries stay
+    small: any change of a value changes the first sum unless another change cancels
+    it, and a permutation or shift of values changes the second.
+    """
+    flat = t.detach().reshape(-1)
+    if flat.numel() == 0:
+        return (0, 0)
+    if flat.dtype.is_complex:
+        flat = torch.view_as_real(flat).reshape(-1)
+    if flat.dtype == torch.bool:
+        flat = flat.to(torch.uint8)
+    if not flat.is_contiguous():
+        flat = flat.contiguous()
+    bits = flat.view(_INT_VIEW[flat.element_size()])
+    s1 = torch.zeros((), dtype=torch.int64, device=flat.device)
+    s2 = torch.zeros((), dtype=torch.int64, device=flat.device)
+    for start in range(0, bits.numel(), _CHUNK):
+        chunk = bits[start: start + _CHUNK].to(torch.int64)
+        s1 += chunk.sum()
+        w = torch.arange(start, start + chunk.numel(), device=flat.device, dtype=torch.int64) % 1_000_003 + 1
+        s2 += (chunk * w).sum()
+    return int(s1), int(s2)

@@ -1,0 +1,224 @@
+"""The device-resident data path: shared tensors, the judge, exact outputs, bounded memory.
+
+CPU versions of the properties the GPU path relies on: tensors are lent through
+descriptors (no bytes through the parent), every timed call gets fresh values, staging
+buffers never reveal the reference, the result is checked without running candidate
+methods, and the parent's memory does not grow with the problem's size.
+"""
+
+import json
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from kernelbench.reward_hardening.judge import Judge, perturb
+from kernelbench.reward_hardening.shared import SharedArena, fingerprint, import_tensor
+from kernelbench.reward_hardening.wire import recv_message, send_message
+from kernelbench.reward_hardening.worker import exact_outputs
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "src" / "kernelbench" / "demo_tasks"
+
+
+def test_cpu_shared_tensor_travels_as_a_descriptor_and_is_shared_both_ways():
+    a, b = mp.Pipe(duplex=True)
+    arena = SharedArena(torch.device("cpu"))
+    key, t = arena.share(torch.arange(12, dtype=torch.float32).reshape(3, 4))
+    metas, fds = arena.export([key])
+    send_message(a, {"tensor": metas[0]}, fds)
+    header, got_fds = recv_message(b)
+    assert "data" not in json.dumps(header) and len(got_fds) == 1
+    other = import_tensor(header["tensor"], got_fds)
+    assert torch.equal(other, t)
+    other[0, 0] = 99.0  # a write through the other mapping is visible to the owner
+    assert t[0, 0].item() == 99.0
+    for fd in got_fds:
+        os.close(fd)
+    arena.release()
+
+
+def test_descriptors_from_an_untrusted_peer_are_refused():
+    from kernelbench.procs import FrameError
+
+    a, b = mp.Pipe(duplex=True)
+    arena = SharedArena(torch.device("cpu"))
+    key, _ = arena.share(torch.ones(4))
+    _, fds = arena.export([key])
+    send_message(a, {"x": 1}, fds)
+    with pytest.raises(FrameError):
+        recv_message(b, allow_fds=False)
+
+
+def test_fingerprint_sees_changes_swaps_and_shifts():
+    x = torch.rand(1000)
+    fp = fingerprint(x)
+    y = x.clone()
+    y[3] += 1e-7 if y[3] < 0.5 else -1e-7
+    assert fingerprint(y) != fp
+    swapped = x.clone()
+    swapped[[1, 2]] = swapped[[2, 1]]
+    assert fingerprint(swapped)[0] == fp[0] and fingerprint(swapped) != fp
+    assert fingerprint(torch.roll(x, 7)) != fp
+    assert fingerprint(x.clone()) == fp
+
+
+def _judge(problem: str, tmp_path):
+    a, b = mp.Pipe(duplex=True)
+    src = tmp_path / "ref.py"
+    src.write_text((DEMO / problem).read_text())
+    judge = Judge(a, {"device": "cpu", "precision": "fp32", "source_path": str(src)})
+    return judge, b
+
+
+def _ask(judge, peer, header):
+    getattr(judge, f"cmd_{header['cmd']}")(header)
+    return recv_message(peer)
+
+
+def test_every_timed_call_gets_new_values_not_a_shift_or_permutation(tmp_path):
+    judge, peer = _judge("level1/1_Elementwise_add.py", tmp_path)
+    _ask(judge, peer, {"cmd": "load"})
+    seen = []
+    for seed in (11, 12, 13):
+        reply, fds = _ask(judge, peer, {"cmd": "timed_input", "seed": seed})
+        inputs = [import_tensor(it["shared"], fds) for it in reply["inputs"]]
+        seen.append([torch.sort(t.reshape(-1)).values.clone() for t in inputs])
+        _ask(judge, peer, {"cmd": "check_inputs"})
+        for fd in fds:
+            os.close(fd)
+    for i in range(len(seen)):
+        for j in range(i):
+            for a, b in zip(seen[i], seen[j]):
+                assert not torch.equal(a, b)  # not the same multiset: no shift, no permutation
+
+
+def test_staging_buffers_never_reveal_the_reference_and_unwritten_output_fails(tmp_path):
+    judge, peer = _judge("level1/1_Elementwise_add.py", tmp_path)
+    _ask(judge, peer, {"cmd": "load"})
+    reply, fds = _ask(judge, peer, {"cmd": "probe", "seed": 5, "keep_first": True})
+    staged = [import_tensor(m, fds) for m in reply["staging"]]
+    assert all(bool(torch.isnan(s).all()) for s in staged)
+    verdict, _ = _ask(judge, peer, {"cmd": "judge", "written": True})
+    assert verdict["comparison"]["match"] is False and verdict["inputs_unchanged"] is True
+
+
+def test_judge_accepts_the_right_output_and_sees_input_mutation(tmp_path):
+    judge, peer = _judge("level1/1_Elementwise_add.py", tmp_path)
+    _ask(judge, peer, {"cmd": "load"})
+    reply, fds = _ask(judge, peer, {"cmd": "probe", "seed": 5, "keep_first": True})
+    a, b = (import_tensor(it["shared"], fds) for it in reply["inputs"])
+    for group in ("staging", "staging_after"):
+        (s,) = (import_tensor(m, fds) for m in reply[group])
+        s.copy_(a + b)
+    verdict, _ = _ask(judge, peer, {"cmd": "judge", "written": True})
+    assert verdict["comparison"]["match"] and verdict["stable"] and verdict["inputs_unchanged"]
+    reply, fds = _ask(judge, peer, {"cmd": "probe", "seed": 6})
+    a, b = (import_tensor(it["shared"], fds) for it in reply["inputs"])
+    for group in ("staging", "staging_after"):
+        (s,) = (import_tensor(m, fds) for m in reply[group])
+        s.copy_(a + b)
+    a.zero_()  # the candidate holds handles to its inputs
+    verdict, _ = _ask(judge, peer, {"cmd": "judge", "written": True})
+    assert verdict["inputs_unchanged"] is False
+
+
+def test_heavy_tail_keeps_the_input_contract():
+    g = torch.Generator().manual_seed(1)
+    tri = torch.triu(torch.rand(16, 16) + 0.1)
+    probs = torch.softmax(torch.rand(4, 8), dim=-1)
+    mixed = torch.randn(64)
+    out, skipped = perturb([tri, probs, mixed], "heavy_tail", g)
+    assert torch.equal(out[0] == 0, tri == 0) and bool((out[0] >= 0).all())  # structure and sign kept
+    assert torch.equal(out[1], probs) and "probabilities" in skipped[0]  # simplex rows left alone
+    assert not torch.equal(out[2], mixed) and bool((out[2] < 0).any())
+
+
+def test_exact_outputs_never_runs_a_candidate_method():
+    calls = []
+
+    class Lazy(list):
+        def __iter__(self):
+            calls.append("iter")
+            return iter([torch.ones(2)])
+
+        def __len__(self):
+            calls.append("len")
+            return 1
+
+        def __getitem__(self, i):
+            calls.append("getitem")
+            return torch.ones(2)
+
+    class Meta(type):
+        def __getattribute__(cls, name):
+            calls.append(name)
+            return super().__getattribute__(name)
+
+    class Odd(metaclass=Meta):
+        pass
+
+    tensors, container, problem = exact_outputs(Lazy())
+    assert tensors is None and problem and calls == []
+    tensors, container, problem = exact_outputs(Odd())
+    assert tensors is None and calls == []
+    tensors, container, problem = exact_outputs((torch.ones(2), torch.zeros(1)))
+    assert problem is None and container == "tuple" and len(tensors) == 2
+    assert exact_outputs([torch.ones(2), 3])[2]  # a non-tensor item is rejected
+
+
+BIG_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+N = 64 * 1024 * 1024  # 256 MiB of float32 in, 256 MiB out
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2.0
+
+
+def get_inputs():
+    return [torch.rand(N)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+BIG_CANDIDATE = BIG_PROBLEM.replace("class Model(", "class ModelNew(")
+
+PEAK_SCRIPT = textwrap.dedent('''
+    import json, resource, sys
+    from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
+    ref, cand = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+    cfg = HardeningConfig(mode="enforce", policy="practical", device="cpu", timeout=240, num_correct_trials=1,
+                          num_perf_trials=2, num_warmup=1, perturbations=(), precision_variants=(),
+                          profile_backend=False)
+    rec = evaluate_hardened(ref, cand, cfg)
+    print(json.dumps({"status": rec["reward_hardening"]["integrity_status"],
+                      "findings": [f["code"] for f in rec["reward_hardening"]["findings"]],
+                      "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+''')
+
+
+@pytest.mark.slow
+def test_256_mib_output_verified_with_the_parent_under_one_gib(tmp_path):
+    """Issue acceptance on the CPU: enforce verifies a 256 MiB-output problem, parent < 1 GiB RSS."""
+    ref, cand, script = tmp_path / "ref.py", tmp_path / "cand.py", tmp_path / "peak.py"
+    ref.write_text(BIG_PROBLEM)
+    cand.write_text(BIG_CANDIDATE)
+    script.write_text(PEAK_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    out = subprocess.run([sys.executable, str(script), str(ref), str(cand)], capture_output=True, text=True,
+                         timeout=600, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["status"] == "PASS", result
+    assert result["peak_rss_kib"] * 1024 < 1 << 30, result
