@@ -60,3 +60,29 @@ def test_enforce_batch_without_cuda_is_unsupported(tmp_path):
     for pid in ("1", "2"):
         rh = data[pid][0]["reward_hardening"]
         assert rh["integrity_status"] == "UNSUPPORTED" and rh["findings"][0]["code"] == "RH-14"
+
+
+def test_memory_hungry_candidate_costs_only_its_own_record(tmp_path):
+    """A candidate holding 8 GiB is killed at its limit (RH-43); the batch goes on and every
+    other record is written, including the next sample of the same problem (same judge)."""
+    run = tmp_path / "h"
+    run.mkdir(parents=True)
+    hog = REPO / "src" / "kernelbench" / "reward_hardening" / "fixtures" / "cpu" / "rt_host_memory_hog.py"
+    (run / "level_1_problem_1_sample_0_kernel.py").write_text(hog.read_text())
+    (run / "level_1_problem_1_sample_1_kernel.py").write_text((SOL / "1_Elementwise_add.py").read_text())
+    (run / "level_1_problem_2_sample_0_kernel.py").write_text((SOL / "2_GELU_activation.py").read_text())
+    (run / "level_1_problem_2_sample_1_kernel.py").write_text((SOL / "2_GELU_activation.py").read_text())
+    proc = _run(tmp_path, "device=cpu", "reward_hardening_mode=audit", "reward_hardening_policy=practical",
+                "num_samples_per_problem=2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = _validate_file(run / "verified_eval_results.json")
+    status = {(pid, r["sample_id"]): r["reward_hardening"] for pid, rs in data.items() for r in rs}
+    assert set(status) == {("1", 0), ("1", 1), ("2", 0), ("2", 1)}
+    hog_rh = status[("1", 0)]
+    assert hog_rh["integrity_status"] == "FAIL" and "RH-43" in {f["code"] for f in hog_rh["findings"]}
+    for key in (("1", 1), ("2", 0), ("2", 1)):
+        assert status[key]["integrity_status"] == "PASS", (key, status[key]["findings"])
+    # the second sample of each problem reused the judge of the first
+    reused = [p for pid, rs in data.items() for r in rs for p in r["metadata"]["reward_hardening_phases"]
+              if p["phase"] == "reference" and r["sample_id"] == 1]
+    assert reused and all(p["reused"] for p in reused)

@@ -176,16 +176,16 @@ BIG_PROBLEM = '''
 import torch
 import torch.nn as nn
 
-N = 64 * 1024 * 1024  # 256 MiB of float32 in, 256 MiB out
+N = 8192  # two 32 KiB vectors in, a 256 MiB (8192 x 8192 float32) matrix out
 
 
 class Model(nn.Module):
-    def forward(self, x):
-        return x * 2.0
+    def forward(self, a, b):
+        return torch.outer(a, b)
 
 
 def get_inputs():
-    return [torch.rand(N)]
+    return [torch.rand(N), torch.rand(N)]
 
 
 def get_init_inputs():

@@ -15,16 +15,20 @@ from typing import Any, Callable
 
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.pipeline import ReferenceSession, evaluate_hardened
-from kernelbench.reward_hardening.records import evaluator_error_record
+from kernelbench.reward_hardening.records import evaluator_error_record, load_failed_record
 
 __all__ = ["hardened_evaluator"]
 
 
-def hardened_evaluator(cfg: Any) -> Callable:
+def hardened_evaluator(cfg: Any, prebuild_failures: dict | None = None) -> Callable:
     """An ``evaluate(item, device, build_dir) -> record`` for :func:`kernelbench.batch.run_batch`.
 
-    ``evaluate.close()`` ends the sessions it still holds (also run at interpreter exit).
+    ``prebuild_failures`` maps ``(problem, sample)`` to the error of an ahead-of-time
+    build (:func:`kernelbench.reward_hardening.prebuild.prebuild_items`): such a sample
+    gets its load-failure record without being evaluated.  ``evaluate.close()`` ends
+    the sessions it still holds (also run at interpreter exit).
     """
+    failures = dict(prebuild_failures or {})
     local = threading.local()
     opened: list[ReferenceSession] = []
     lock = threading.Lock()
@@ -51,6 +55,9 @@ def hardened_evaluator(cfg: Any) -> Callable:
     def evaluate(item, device: str, build_dir: str) -> dict:
         hcfg = HardeningConfig.from_script_config(cfg, device=device, build_dir=str(Path(build_dir) / "build"))
         hcfg.watch_dirs = (str(Path(item.kernel_path).parent),)
+        if (item.problem_id, item.sample_id) in failures:
+            return {"sample_id": item.sample_id,
+                    **load_failed_record(hcfg, failures[(item.problem_id, item.sample_id)], device)}
         try:
             source = Path(item.kernel_path).read_text()
             session = session_for(item.ref_code, hcfg, device)

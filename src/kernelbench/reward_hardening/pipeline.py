@@ -283,7 +283,7 @@ class ReferenceSession:
         self.state = reply.get("state", {})
         # one probe before any candidate runs: the reference's data must fit here, so a
         # later judge failure cannot be the problem's fault
-        probe, pfds = self.request("probe", {"cmd": "probe", "seed": secrets.randbits(62)})
+        probe, pfds = self.request("probe", {"cmd": "probe", "seed": secrets.randbits(62), "dry": True})
         _close_fds(pfds)
         self.data_bytes = int(probe.get("input_bytes", 0)) + int(probe.get("output_bytes", 0))
         self.request("release", {"cmd": "release"})

@@ -15,7 +15,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["build_one", "prebuild"]
+__all__ = ["build_one", "prebuild", "prebuild_items"]
 
 
 def build_one(candidate_src: str, reference_src: str, build_dir: str, device: str) -> dict:
@@ -57,3 +57,36 @@ def prebuild(jobs: list[tuple[str, str, str]], device: str, parallel: int = 8, t
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         results = list(pool.map(one, jobs))
     return {job[2]: res for job, res in zip(jobs, results)}
+
+
+def prebuild_items(items: list, build_root: str, device: str, num_cpu_workers: int,
+                   timeout: float = 900) -> dict[tuple[int, int], str]:
+    """Build every batch sample's extensions in parallel, before any GPU evaluation.
+
+    ``items`` are :class:`kernelbench.batch.WorkItem`; each builds into the directory its
+    evaluation will use (``<build_root>/<problem>/<sample>/build``, as
+    :func:`kernelbench.batch.run_batch` and the hardened evaluator lay it out), so the
+    evaluation finds the finished build.  Only candidates that compile something
+    (``load_inline``/``load``/Triton) are built.  Returns ``(problem, sample) -> error``
+    for the builds that failed; those samples get a load-failure record (RH-42) without
+    being evaluated.
+    """
+    from pathlib import Path
+
+    marks = ("load_inline", "cpp_extension", "triton")
+    jobs, keys = [], []
+    for it in items:
+        src = Path(it.kernel_path).read_text()
+        if not any(m in src for m in marks):
+            continue
+        jobs.append((src, it.ref_code, str(Path(build_root) / str(it.problem_id) / str(it.sample_id) / "build")))
+        keys.append((it.problem_id, it.sample_id))
+    if not jobs:
+        return {}
+    results = prebuild(jobs, device, parallel=max(1, num_cpu_workers), timeout=timeout)
+    failed = {}
+    for key, job in zip(keys, jobs):
+        res = results.get(job[2]) or {}
+        if not res.get("ok"):
+            failed[key] = str(res.get("error") or "build failed")[:2000]
+    return failed

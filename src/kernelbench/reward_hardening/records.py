@@ -9,8 +9,8 @@ from typing import Any
 
 from kernelbench.reward_hardening.findings import Capability, Finding, finding
 
-__all__ = ["SCHEMA_PATH", "SCHEMA_VERSION", "build_record", "evaluator_error_record", "load_schema",
-           "unsupported_record"]
+__all__ = ["SCHEMA_PATH", "SCHEMA_VERSION", "build_record", "evaluator_error_record", "load_failed_record",
+           "load_schema", "unsupported_record"]
 
 SCHEMA_VERSION = "1.1"
 SCHEMA_PATH = Path(__file__).with_name("verified_record.schema.json")
@@ -68,6 +68,16 @@ def evaluator_error_record(cfg: Any, error: str) -> dict:
     return {"compiled": False, "correctness": False, "metadata": {"reward_hardening_error": error[:2000]},
             "runtime": -1.0, "runtime_stats": {}, "ref_runtime": -1.0, "ref_runtime_stats": {},
             "reward_hardening": block}
+
+
+def load_failed_record(cfg: Any, error: str, device: str) -> dict:
+    """The record of a candidate whose ahead-of-time build failed (never evaluated)."""
+    from kernelbench.reward_hardening.evidence import Evidence
+
+    ev = Evidence(config=cfg)
+    ev.load_error = error
+    return build_record(cfg, ev, [finding("RH-42", cfg.policy, {"error": error[:2000], "stage": "prebuild"})],
+                        device, rejected=True)
 
 
 def _stats(times: list[float], device: str) -> dict:
