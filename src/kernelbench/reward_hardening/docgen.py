@@ -398,9 +398,16 @@ RESULTS_FILE_DOC = ("A results file (`verified_eval_results.json`) maps each pro
 METADATA_DOCS: dict[str, str] = {
     "device": "Device the evaluation ran on (`cpu`, `cuda:0`, ...).",
     "hardware": "Device name (GPU model, or the CPU's processor string).",
-    "reward_hardening_phases": "One entry per phase (`reference_inputs`, `reference_timing`, `start`, `load`, "
-                               "`correctness`, `timing`, `profile`): seconds since the start (`t_s`), worker PID "
-                               "and, where taken, the backend-state snapshot.",
+    "reward_hardening_phases": "One entry per phase (`reference`, `start`, `load`, `correctness`, `timing`, "
+                               "`profile`): seconds since the start (`t_s`), worker PID and, where taken, the "
+                               "backend-state snapshot; `reference` also says whether the judge (loaded reference "
+                               "and its timing) was `reused` from an earlier sample of the same problem.",
+    "skipped_probes": "Correctness probes left out, each with its reason: a perturbation whose reference output "
+                      "is not finite, or inputs a perturbation leaves alone to keep the problem's input contract "
+                      "(probability rows).",
+    "host_memory": "`candidate_peak_private_bytes`: the largest private resident memory (RssAnon) the parent saw "
+                   "in the candidate worker while waiting for its replies; `candidate_limit_bytes`: its limit "
+                   "(RH-43).",
     "declared_kernels": "Custom kernels the precheck found declared in the source.",
     "compilation_error": "Import, build or construction error of the candidate (truncated to 2000 characters).",
     "load_ms": "Time the candidate worker spent importing and constructing `ModelNew` (ms).",

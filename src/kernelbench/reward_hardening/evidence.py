@@ -123,4 +123,5 @@ class Evidence:
     candidate_started: bool = False  # the candidate's worker was started (its code may have run)
     skipped_probes: list[dict] = field(default_factory=list)  # perturbations left out, with the reason
     candidate_peak_rss_bytes: int = 0  # largest private resident memory the parent saw
+    candidate_rss_limit_bytes: int | None = None  # the limit it was held to
     t0: float = field(default_factory=time.monotonic)

@@ -424,6 +424,7 @@ class _CandidateRun:
             ev.exit_code = handle.process.exitcode if handle.process is not None else None
             ev.log_text, ev.log_size = handle.read_log()
             ev.candidate_peak_rss_bytes = handle.peak_rss_bytes
+            ev.candidate_rss_limit_bytes = handle.max_rss_bytes
             ev.workspace_changes = _diff_manifest(before, _manifest(workspace, skip))
             for d, snap in watched.items():
                 diff = _diff_manifest(_without_results(snap), _without_results(_manifest(d)))
@@ -499,14 +500,14 @@ class _CandidateRun:
             problem = _structure_problem(probe.reference, rec.evidence)
             if problem:
                 rec.evidence["structure_problem"] = problem
-            cmp = _comparison(verdict.get("comparison"))
+            cmp = judged = _comparison(verdict.get("comparison"))
             if cmp is None or problem:
                 why = problem or reply.get("stage_problem") or "outputs were not written"
                 cmp = Comparison(False, float("inf"), float("inf"), str(why)[:300])
             rec.comparison = cmp
             after = _comparison(verdict.get("after"))
             rec.stable = bool(verdict.get("stable")) and not reply.get("identity_changed") and (
-                after is None or after.match == cmp.match)
+                after is None or judged is None or after.match == judged.match)
             rec.replay = bool(verdict.get("replay"))
             rec.variant_errors = jr.get("variants") or {}
         else:

@@ -208,6 +208,11 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
             "event_ms": [None if s.event_ms is None else round(s.event_ms, 5) for s in ev.reference_samples],
             "rtt_ms": [round(s.rtt_ms, 4) for s in ev.reference_samples],
         }
+    if ev.skipped_probes:
+        metadata["skipped_probes"] = ev.skipped_probes[:10]
+    if ev.candidate_peak_rss_bytes:
+        metadata["host_memory"] = {"candidate_peak_private_bytes": int(ev.candidate_peak_rss_bytes),
+                                   "candidate_limit_bytes": ev.candidate_rss_limit_bytes}
     if (ev.final_snapshot or {}).get("gpu_memory"):
         metadata["gpu_memory"] = ev.final_snapshot["gpu_memory"]
     if ev.profile is not None:
