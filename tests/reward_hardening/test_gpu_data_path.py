@@ -1,0 +1,100 @@
+"""The device-resident data path on a real CUDA device (skipped without one; run on the H200).
+
+Lending a CUDA tensor to another process through its IPC handle, writes visible both
+ways, device fingerprints, and a whole hardened evaluation of a 1 GiB-output problem
+with the parent's memory bounded.
+"""
+
+import json
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.gpu
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _consumer(conn):
+    from kernelbench.reward_hardening.shared import import_tensor
+    from kernelbench.reward_hardening.wire import recv_message, send_message
+
+    header, fds = recv_message(conn)
+    t = import_tensor(header["tensor"], fds)
+    total = float(t.double().sum())
+    t.mul_(2)  # write through the lent handle
+    torch.cuda.synchronize()
+    send_message(conn, {"sum": total, "device": str(t.device)})
+
+
+def test_cuda_tensor_is_lent_by_ipc_handle_and_shared_both_ways():
+    from kernelbench.reward_hardening.shared import SharedArena
+    from kernelbench.reward_hardening.wire import recv_message, send_message
+
+    ctx = mp.get_context("spawn")
+    a, b = ctx.Pipe(duplex=True)
+    proc = ctx.Process(target=_consumer, args=(b,))
+    proc.start()
+    arena = SharedArena(torch.device("cuda:0"))
+    pool = torch.cuda.MemPool()
+    with torch.cuda.use_mem_pool(pool):
+        key, t = arena.share(torch.arange(1 << 20, dtype=torch.float32, device="cuda:0"))
+    metas, fds = arena.export([key])
+    assert metas[0]["kind"] == "cuda" and fds == []
+    send_message(a, {"tensor": metas[0]})
+    reply, _ = recv_message(a)
+    proc.join(60)
+    assert reply["sum"] == float(t.double().sum() / 2 * 2) and reply["device"].startswith("cuda")
+    assert torch.equal(t, torch.arange(1 << 20, dtype=torch.float32, device="cuda:0") * 2)
+
+
+def test_fingerprint_on_the_device_matches_the_cpu():
+    from kernelbench.reward_hardening.shared import fingerprint
+
+    x = torch.rand(3 << 20)
+    assert fingerprint(x) == fingerprint(x.cuda())
+    y = x.cuda()
+    y[5] += 1
+    assert fingerprint(y) != fingerprint(x)
+
+
+PEAK = textwrap.dedent('''
+    import json, resource, sys
+    from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
+    N = 16384
+    ref = """
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.outer(a, b)
+def get_inputs():
+    return [torch.rand(%d), torch.rand(%d)]
+def get_init_inputs():
+    return []
+""" % (N, N)
+    cand = ref.replace("class Model(", "class ModelNew(")
+    cfg = HardeningConfig(mode="enforce", policy="practical", device="cuda", timeout=300, num_correct_trials=3,
+                          num_perf_trials=20)
+    rec = evaluate_hardened(ref, cand, cfg)
+    print(json.dumps({"status": rec["reward_hardening"]["integrity_status"],
+                      "findings": [f["code"] for f in rec["reward_hardening"]["findings"]],
+                      "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+''')
+
+
+def test_1_gib_output_verified_on_cuda_with_the_parent_under_2_gib(tmp_path):
+    script = tmp_path / "peak.py"
+    script.write_text(PEAK)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["status"] == "PASS", result
+    assert result["peak_rss_kib"] * 1024 < 2 << 30, result
