@@ -340,11 +340,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def run_batch(cmd: list[str], results: Path, pending: list[int], log: Path, poll_s: float,
-              gpu: GpuPoller | None, batch_timeout: float | None, rss_limit: float | None = None) -> dict:
+              gpu: GpuPoller | None, batch_timeout: float | None, rss_limit: float | None = None,
+              on_measure=None) -> dict:
     """Run one ``eval_from_generations`` batch and measure every sample it writes.
 
     Returns ``{"rc", "wall_s", "peak_rss_bytes", "measured": {pid: {...}}, "in_flight",
-    "in_flight_rss_bytes", "timed_out", "rss_killed"}``.  With ``rss_limit`` (bytes) the
+    "in_flight_rss_bytes", "timed_out", "rss_killed", "started"}``; ``on_measure(pid, m)`` is
+    called as each sample's measurement is taken.  With ``rss_limit`` (bytes) the
     batch is killed as soon as its parent's resident memory exceeds it (this protects
     the machine; the problem in flight is then reported as the one that killed it).
     """
@@ -395,6 +397,8 @@ def run_batch(cmd: list[str], results: Path, pending: list[int], log: Path, poll
                     t0 = interval_t0 if interval_t0 is not None else t_start
                     measured[pid] = {"wall_s": round(now - t0, 3), "parent_peak_rss_bytes": cur_rss or None,
                                      "gpu_peak_bytes_smi": gpu.peak(t0, now) if gpu else None}
+                    if on_measure:
+                        on_measure(pid, measured[pid])
                     interval_t0 = now
                     cur_rss = st[0] if st else 0
             if proc.poll() is not None:
@@ -417,10 +421,13 @@ def run_batch(cmd: list[str], results: Path, pending: list[int], log: Path, poll
     for pid in [p for p in order if p in keys and p not in measured]:  # written just before exit
         measured[pid] = {"wall_s": round(time.monotonic() - (interval_t0 or t_start), 3),
                          "parent_peak_rss_bytes": cur_rss or None, "gpu_peak_bytes_smi": None}
+        if on_measure:
+            on_measure(pid, measured[pid])
     left = [p for p in order if p not in keys]
     return {"rc": proc.returncode, "wall_s": round(time.monotonic() - t_start, 1), "peak_rss_bytes": peak or None,
             "measured": measured, "in_flight": left[0] if left else None,
-            "in_flight_rss_bytes": cur_rss or None, "timed_out": timed_out, "rss_killed": rss_killed}
+            "in_flight_rss_bytes": cur_rss or None, "timed_out": timed_out, "rss_killed": rss_killed,
+            "started": started.is_set()}
 
 
 # --------------------------------------------------------------------------- records
@@ -501,17 +508,32 @@ def sweep_mode(args, mode: str, work: Path, dataset_path: str, ids: list[int], g
             (work / "runs" / run_name / f"level_{args.level}_problem_{p}_sample_0_kernel.py").unlink(missing_ok=True)
         n = len(meas["batches"])
         print(f"[sweep] {mode}: batch {n} with {len(pending)} problems", flush=True)
-        res = run_batch(_eval_cmd(args, run_name, mode, work, dataset_path), results, pending,
-                        work / "logs" / f"{run_name}_batch{n}.log", args.poll_s, gpu, args.batch_timeout,
-                        args.rss_limit_gib * GIB if args.rss_limit_gib else None)
-        for pid, m in res.pop("measured").items():
+        log = work / "logs" / f"{run_name}_batch{n}.log"
+
+        def measured(pid, m, n=n):  # saved at once: a sweep killed from outside keeps what it measured
             meas["problems"][str(pid)] = {**m, "batch": n}
+            mpath.write_text(json.dumps(meas, indent=2) + "\n")
             rec = _result_keys(results).get(pid)
             print(f"[sweep] {mode} L{args.level}/{pid}: {record_status(rec, mode)} {m['wall_s']:.1f} s, "
                   f"parent RSS {fmt_bytes(m['parent_peak_rss_bytes'])}", flush=True)
+
+        res = run_batch(_eval_cmd(args, run_name, mode, work, dataset_path), results, pending, log,
+                        args.poll_s, gpu, args.batch_timeout,
+                        args.rss_limit_gib * GIB if args.rss_limit_gib else None, on_measure=measured)
+        res.pop("measured")
         meas["batches"].append({k: v for k, v in res.items()} | {"problems": len(pending)})
         if res["timed_out"]:
             print(f"[sweep] {mode}: stopped by --batch-timeout; run the same command again to resume", flush=True)
+            break
+        if not res["started"]:  # it never reached its work list: a setup error, not a problem's fault
+            mpath.write_text(json.dumps(meas, indent=2) + "\n")
+            tail = log.read_text()[-2000:] if log.exists() else ""
+            print(f"[sweep] {mode}: the batch exited (rc {res['rc']}) before evaluating anything:\n{tail}",
+                  file=sys.stderr, flush=True)
+            raise SystemExit(2)
+        if res["in_flight"] is not None and res["rc"] == 0 and not res["rss_killed"]:
+            print(f"[sweep] {mode}: the batch finished without records for {res['in_flight']} and later ids",
+                  flush=True)
             break
         if res["in_flight"] is not None:
             pid = res["in_flight"]

@@ -194,16 +194,26 @@ def test_watcher_measures_each_sample_and_reports_a_dead_batch(tmp_path):
     script = tmp_path / "fake_batch.py"
     script.write_text(FAKE_BATCH)
     results = tmp_path / "eval_results.json"
+    seen = []
     res = sweep.run_batch([sys.executable, str(script), str(results)], results, [4, 7, 9], tmp_path / "b.log",
-                          poll_s=0.02, gpu=None, batch_timeout=60)
+                          poll_s=0.02, gpu=None, batch_timeout=60, on_measure=lambda pid, m: seen.append(pid))
     assert res["rc"] == 137 and res["in_flight"] == 9 and not res["timed_out"]
     m = res["measured"]
-    assert set(m) == {4, 7}
+    assert set(m) == {4, 7} and seen == [4, 7]
     assert 0.3 < m[4]["wall_s"] < 5 and 0.6 < m[7]["wall_s"] < 5
     # the 96 MiB held during sample 7 shows in its interval only
     assert m[7]["parent_peak_rss_bytes"] - m[4]["parent_peak_rss_bytes"] > 80 * 2**20
     assert res["peak_rss_bytes"] >= m[7]["parent_peak_rss_bytes"]
-    assert "[eval] 3 samples" in (tmp_path / "b.log").read_text()
+    assert "[eval] 3 samples" in (tmp_path / "b.log").read_text() and res["started"]
+    # with an RSS limit the bench kills the batch while the hungry sample is in flight
+    fresh = tmp_path / "r2.json"
+    killed = sweep.run_batch([sys.executable, str(script), str(fresh)], fresh, [4, 7, 9], tmp_path / "d.log",
+                             poll_s=0.02, gpu=None, batch_timeout=60, rss_limit=64 * 2**20)
+    assert killed["rss_killed"] and killed["in_flight"] == 7 and set(killed["measured"]) == {4}
+    # a batch that fails before its work list blames no problem: started is False
+    early = sweep.run_batch([sys.executable, "-c", "raise SystemExit(3)"], results, [9], tmp_path / "c.log",
+                            poll_s=0.02, gpu=None, batch_timeout=60)
+    assert early["rc"] == 3 and not early["started"] and early["measured"] == {}
 
 
 def test_main_finding_and_explanation():
