@@ -44,6 +44,7 @@ import argparse
 import ast
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -558,7 +559,7 @@ def _median(xs):
 def _env(args) -> dict:
     import torch
 
-    env = {"date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+    env = {"report_written_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
            "python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count(),
            "platform": platform.platform()}
     try:
@@ -568,12 +569,16 @@ def _env(args) -> dict:
     if args.device.startswith("cuda") and torch.cuda.is_available():
         p = torch.cuda.get_device_properties(0)
         env.update({"gpu": p.name, "gpu_memory_gib": round(p.total_memory / GIB, 1), "cuda": torch.version.cuda})
-    try:
-        env["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
-                                           text=True, timeout=10, check=False).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        env["git_commit"] = None
+    env["git_commit"] = _git_commit()
     return env
+
+
+def _git_commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                              text=True, timeout=10, check=False).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
 def _death(m: dict) -> str:
@@ -637,16 +642,23 @@ def summarize(rows, modes, level, meas) -> dict:
             "batches": len(meas[mode]["batches"]),
         }
     if "ratio" in (rows[0] if rows else {}):
-        s["median_ratio"] = _median(r.get("ratio") for r in run)
-    goal_pass = 95 if level == 1 else None
+        # the goal is judged on samples both modes verified: a sample that fails early (a reference
+        # timeout, say) would pull the ratio down without saying anything about the hardened path's cost
+        both = [r for r in run if all(r[m]["status"] == "PASS" for m in modes)]
+        s["median_ratio"] = _median(r.get("ratio") for r in both)
+        s["median_ratio_problems"] = len(both)
+        s["median_ratio_all"] = _median(r.get("ratio") for r in run)
+    need = math.ceil(0.95 * s["problems"])
+    enough = s["problems"] >= 100 if level == 1 else s["evaluated"] >= 20
     s["goals"] = {
-        "pass": (f">= {goal_pass} of 100 PASS" if goal_pass else ">= 20 problems evaluated"),
-        "pass_met": (s[main]["pass"] >= goal_pass if goal_pass else s["evaluated"] >= 20),
+        "pass": ">= 95 of all 100 PASS" if level == 1 else ">= 95 % PASS of >= 20 problems",
+        "pass_met": s[main]["pass"] >= need and enough,
         "median_ratio": "<= 2 (level 1)",
         "median_ratio_met": (s.get("median_ratio") is not None and s["median_ratio"] <= 2),
         "parent_rss": "< 2 GiB on every problem",
-        "parent_rss_met": all((r[m]["parent_peak_rss_bytes"] or 0) < 2 * GIB for r in run for m in modes)
-        and not any(r[m]["status"] in ("NO RECORD", "BATCH DIED") for r in run for m in modes),
+        "parent_rss_met": {m: all((r[m]["parent_peak_rss_bytes"] or 0) < 2 * GIB
+                                  and r[m]["status"] not in ("NO RECORD", "BATCH DIED") for r in run)
+                           for m in modes},
         "every_problem_a_record": all(r[m]["status"] not in ("NO RECORD", "BATCH DIED") for r in run for m in modes),
     }
     return s
@@ -675,7 +687,8 @@ def markdown(report: dict) -> str:
                    f"{len(rows)} cheapest problems of the level (FLOPs plus bytes), on the CPU, with few "
                    "trials. It shows that the script works end to end; it says nothing about the GPU "
                    "acceptance goals."), ""]
-    lines += ["Command:", "", "```", report["command"], "```", "",
+    lines += ["Commands that built this table (in order; later ones resume the same work dir):", "", "```",
+              *report.get("commands", [report["command"]]), "```", "",
               "| item | value |", "|---|---|"]
     for k, v in env.items():
         lines.append(f"| {k} | {v} |")
@@ -687,11 +700,13 @@ def markdown(report: dict) -> str:
     lines.append(f"| {main} PASS | {s[main]['pass']} of {s['problems']} ({s['skipped']} skipped) | {g['pass']} | "
                  f"{'yes' if g['pass_met'] else 'no'} |")
     if "median_ratio" in s:
-        lines.append(f"| median {main}/off wall time per sample | {_cell(s['median_ratio'])} | {g['median_ratio']} | "
+        lines.append(f"| median {main}/off wall time per sample, over the {s['median_ratio_problems']} problems "
+                     f"PASS in both | {_cell(s['median_ratio'])} | {g['median_ratio']} | "
                      f"{'yes' if g['median_ratio_met'] else 'no'} |")
+        lines.append(f"| the same over every problem with both times | {_cell(s['median_ratio_all'])} | | |")
     for mode in modes:
         lines.append(f"| max parent peak RSS, {mode} | {fmt_bytes(s[mode]['max_parent_rss_bytes'])} | "
-                     f"{g['parent_rss']} | {'yes' if g['parent_rss_met'] else 'no'} |")
+                     f"{g['parent_rss']} | {'yes' if g['parent_rss_met'][mode] else 'no'} |")
     for mode in modes:
         lines.append(f"| {mode}: records / batch deaths / batches | {s[mode]['records']} / {s[mode]['batch_deaths']} "
                      f"/ {s[mode]['batches']} | every problem a record, 0 deaths, 1 batch | "
@@ -760,6 +775,14 @@ def sizes_table(problems, sizes) -> dict:
           f"{stats['inputs_ge_1gib']} >= 1 GiB, {stats['inputs_ge_4gib']} >= 4 GiB, "
           f"largest {fmt_bytes(stats['max_input_bytes'])}")
     return stats
+
+
+def _shown_path(path: str) -> str:
+    """A path for the report: relative to the checkout when inside it, as given otherwise."""
+    try:
+        return str(Path(path).resolve().relative_to(REPO))
+    except ValueError:
+        return path
 
 
 def _on_sigterm(signum, frame):
@@ -869,6 +892,11 @@ def _sweep(args, argv) -> int:
         return 2
     work.mkdir(parents=True, exist_ok=True)
     cfg_path.write_text(json.dumps(config, indent=2) + "\n")
+    command = "python3 bench/upstream_sweep.py " + " ".join(
+        a if re.fullmatch(r"[\w@%+=:,./-]+", a) else repr(a) for a in (argv if argv is not None else sys.argv[1:]))
+    with open(work / "commands.txt", "a") as fh:  # every invocation that contributed to this work dir
+        fh.write(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  "
+                 f"(commit {_git_commit() or 'unknown'})  {command}\n")
 
     for mode in modes:  # the honest candidates, one runs directory per mode
         run_dir = work / "runs" / f"level{args.level}_{mode}"
@@ -891,9 +919,8 @@ def _sweep(args, argv) -> int:
             gpu.stop()
 
     rows = build_rows(problems, sizes, skipped, modes, meas, results)
-    report = {"command": "python3 bench/upstream_sweep.py " + " ".join(
-        a if re.fullmatch(r"[\w@%+=:,./-]+", a) else repr(a) for a in (argv if argv is not None else sys.argv[1:])),
-              "config": config, "modes": modes, "env": _env(args), "rows": rows,
+    report = {"command": command, "commands": (work / "commands.txt").read_text().splitlines(),
+              "config": {**config, "dataset_path": _shown_path(dataset_path)}, "modes": modes, "env": _env(args), "rows": rows,
               "summary": summarize(rows, modes, args.level, meas),
               "batches": {m: meas[m]["batches"] for m in modes}}
     print_table(rows, modes)
