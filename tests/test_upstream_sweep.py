@@ -257,3 +257,39 @@ def test_tiny_sweep_on_demo_tasks_off_mode_cpu(tmp_path):
     # other settings in the same work dir are refused
     assert sweep.main(argv[:-6] + ["--num-perf-trials", "3", "--work-dir", str(tmp_path / "work"),
                                    "--out", str(out), "--name", "t"]) == 2
+
+
+RESTARTABLE_BATCH = textwrap.dedent('''\
+    import json, os, re, sys
+    path = sys.argv[1]
+    run_dir = os.path.dirname(path)
+    data = json.load(open(path)) if os.path.exists(path) else {}
+    names = [f for f in os.listdir(run_dir) if f.endswith("_kernel.py")]
+    ids = sorted(int(re.match(r"level_1_problem_(\\d+)_", f).group(1)) for f in names)
+    todo = [i for i in ids if str(i) not in data]
+    print(f"[eval] {len(todo)} samples to evaluate -> {path}", flush=True)
+    for pid in todo:
+        if pid == 7:
+            os._exit(137)  # this problem kills the batch parent
+        data[str(pid)] = [{"sample_id": 0, "compiled": True, "correctness": True}]
+        with open(path + ".tmp", "w") as fh:
+            json.dump(data, fh)
+        os.replace(path + ".tmp", path)
+    ''')
+
+
+def test_a_problem_that_kills_the_batch_is_reported_and_the_rest_still_run(tmp_path, monkeypatch):
+    script = tmp_path / "batch.py"
+    script.write_text(RESTARTABLE_BATCH)
+    monkeypatch.setattr(sweep, "_eval_cmd", lambda args, run_name, mode, work, dp: [
+        sys.executable, str(script), str(work / "runs" / run_name / sweep.RESULT_FILE[mode])])
+    out = tmp_path / "out"
+    assert sweep.main(["--dataset-path", "demo", "--level", "1", "--ids", "1,7,9", "--device", "cpu",
+                       "--modes", "off", "--work-dir", str(tmp_path / "work"), "--out", str(out),
+                       "--name", "t"]) == 0
+    report = json.loads((out / "t.json").read_text())
+    status = {r["id"]: r["off"]["status"] for r in report["rows"]}
+    assert status == {1: "PASS", 7: "BATCH DIED", 9: "PASS"}
+    assert report["summary"]["off"]["batch_deaths"] == 1 and report["summary"]["off"]["batches"] == 2
+    assert not report["summary"]["goals"]["every_problem_a_record"]
+    assert "died (rc 137)" in next(r for r in report["rows"] if r["id"] == 7)["off"]["explanation"]
