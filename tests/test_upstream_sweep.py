@@ -1,0 +1,295 @@
+"""bench/upstream_sweep.py: the honest-candidate rename, meta-device sizes, the batch watcher, a tiny sweep."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+UPSTREAM = REPO.parent / "shared" / "upstream-kernelbench"
+
+_spec = importlib.util.spec_from_file_location("upstream_sweep", REPO / "bench" / "upstream_sweep.py")
+sweep = importlib.util.module_from_spec(_spec)
+sys.modules["upstream_sweep"] = sweep
+_spec.loader.exec_module(sweep)
+
+needs_upstream = pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream KernelBench problem files not present")
+
+
+def _upstream(rel: str) -> str:
+    return (UPSTREAM / rel).read_text()
+
+
+def _first(level: str, prefix: str) -> str:
+    return next(p.relative_to(UPSTREAM).as_posix() for p in (UPSTREAM / level).glob(f"{prefix}_*.py"))
+
+
+# --------------------------------------------------------------------------- rename
+@needs_upstream
+@pytest.mark.parametrize("level,prefix", [("level1", "1"), ("level1", "90"), ("level2", "1"),
+                                          ("level3", "13"), ("level3", "43")])
+def test_rename_upstream_problem_leaves_no_model_reference(level, prefix):
+    rel = _first(level, prefix)
+    src = _upstream(rel)
+    assert sweep.model_references(src), "the upstream file refers to Model"
+    out = sweep.rename_model(src)
+    assert sweep.model_references(out) == []
+    tree = ast.parse(out)
+    classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)]
+    assert "ModelNew" in classes and "Model" not in classes
+    # helper classes, get_inputs/get_init_inputs and line numbers are untouched
+    before = [n.name for n in ast.parse(src).body if isinstance(n, ast.ClassDef)]
+    assert sorted(c if c != "Model" else "ModelNew" for c in before) == sorted(classes)
+    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert {"get_inputs", "get_init_inputs"} <= funcs
+    assert out.count("\n") == src.count("\n")
+    ns: dict = {}
+    exec(compile(out, rel, "exec"), ns)
+    assert "Model" not in ns and isinstance(ns["ModelNew"], type)
+
+
+def test_rename_covers_every_kind_of_reference():
+    src = textwrap.dedent('''\
+        import torch.nn as nn
+
+        class Model(nn.Module):
+            """Model docstring stays."""
+            def __init__(self):
+                super(Model, self).__init__()
+                self.kind = Model.__name__
+
+            def forward(self, x, Model=None):  # a parameter named Model is renamed too
+                return x
+
+        def make(cfg={"Model": 1}):
+            obj = Model()
+            assert isinstance(obj, Model)
+            return obj, cfg.Model if hasattr(cfg, "Model") else f"{Model.__name__}"
+
+        ALIAS = [Model, Model]
+        ''')
+    out = sweep.rename_model(src)
+    assert sweep.model_references(out) == []
+    assert "class ModelNew(nn.Module):" in out
+    assert "super(ModelNew, self)" in out and "isinstance(obj, ModelNew)" in out
+    assert "ALIAS = [ModelNew, ModelNew]" in out and "{ModelNew.__name__}" in out
+    assert "def forward(self, x, ModelNew=None):  # a parameter" in out  # text edit, comment kept
+    assert '"""Model docstring stays."""' in out and 'cfg.Model' in out and '{"Model": 1}' in out
+
+
+def test_rename_falls_back_to_the_tree_for_global_and_import_alias():
+    src = textwrap.dedent('''\
+        import torch.nn as nn
+        from collections import OrderedDict as Model2
+
+        class Model(nn.Module):
+            pass
+
+        def rebind():
+            global Model
+            Model = Model
+        ''')
+    out = sweep.rename_model(src)
+    assert sweep.model_references(out) == []
+    assert "global ModelNew" in out and "Model2" in out
+
+
+def test_rename_refuses_a_source_that_already_has_modelnew_or_no_model():
+    with pytest.raises(ValueError, match="already uses"):
+        sweep.rename_model("class Model: pass\nclass ModelNew: pass\n")
+    with pytest.raises(ValueError, match="no 'Model'"):
+        sweep.rename_model("class Other: pass\n")
+
+
+# --------------------------------------------------------------------------- sizes
+def test_meta_sizes_do_not_allocate():
+    # 2**36 floats = 256 GiB of input: only the meta device can build that here
+    src = textwrap.dedent('''\
+        import torch
+        import torch.nn as nn
+
+        class Model(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.dim = dim
+            def forward(self, x, y, k):
+                return x.sum(self.dim), y * k
+
+        def get_inputs():
+            return [torch.rand(2**20, 2**16), torch.randn(4, 8, dtype=torch.float64), 3]
+
+        def get_init_inputs():
+            return [1]
+        ''')
+    z = sweep.meta_sizes(src)
+    assert z["error"] is None
+    assert z["input_bytes"] == 2**36 * 4 + 32 * 8 and z["output_bytes"] == 2**20 * 4 + 32 * 8
+
+
+def test_meta_sizes_leave_output_blank_when_forward_needs_data():
+    src = textwrap.dedent('''\
+        import torch
+        import torch.nn as nn
+
+        class Model(nn.Module):
+            def forward(self, x):
+                return x * x.max().item()
+
+        def get_inputs():
+            return [torch.rand(64, 64)]
+
+        def get_init_inputs():
+            return []
+        ''')
+    z = sweep.meta_sizes(src)
+    assert z["input_bytes"] == 64 * 64 * 4 and z["output_bytes"] is None and z["error"].startswith("output:")
+    bad = sweep.meta_sizes("def get_inputs():\n    raise RuntimeError('x')\n")
+    assert bad["input_bytes"] is None and bad["error"].startswith("inputs:")
+
+
+@needs_upstream
+def test_meta_sizes_of_upstream_matmul():
+    z = sweep.meta_sizes(_upstream(_first("level1", "1")))
+    assert z["error"] is None and z["input_bytes"] > 0 and z["output_bytes"] > 0
+    assert z["input_bytes"] == 2 * z["output_bytes"]  # A and B square, C the same shape
+
+
+def test_parse_ids_and_fmt_bytes():
+    assert sweep.parse_ids("1,3, 10-12") == {1, 3, 10, 11, 12}
+    assert sweep.parse_ids("") is None
+    assert sweep.fmt_bytes(6 * 2**30) == "6 GiB" and sweep.fmt_bytes(512) == "512 B" and sweep.fmt_bytes(None) == ""
+
+
+# --------------------------------------------------------------------------- the batch watcher
+FAKE_BATCH = textwrap.dedent('''\
+    import json, os, sys, time
+    path = sys.argv[1]
+    print("[eval] 3 samples to evaluate -> " + path, flush=True)
+    data, hog = {}, None
+    for pid in (4, 7):
+        time.sleep(0.4)
+        if pid == 7:
+            hog = bytearray(96 * 2**20)  # resident: touched page by page
+            for i in range(0, len(hog), 4096):
+                hog[i] = 1
+            time.sleep(0.3)
+            del hog
+        data[str(pid)] = [{"sample_id": 0, "compiled": True, "correctness": True}]
+        tmp = path + ".tmp"
+        with open(tmp, "w") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+    time.sleep(0.2)
+    os._exit(137)  # the batch parent dies while problem 9 is in flight
+    ''')
+
+
+def test_watcher_measures_each_sample_and_reports_a_dead_batch(tmp_path):
+    script = tmp_path / "fake_batch.py"
+    script.write_text(FAKE_BATCH)
+    results = tmp_path / "eval_results.json"
+    seen = []
+    res = sweep.run_batch([sys.executable, str(script), str(results)], results, [4, 7, 9], tmp_path / "b.log",
+                          poll_s=0.02, gpu=None, batch_timeout=60, on_measure=lambda pid, m: seen.append(pid))
+    assert res["rc"] == 137 and res["in_flight"] == 9 and not res["timed_out"]
+    m = res["measured"]
+    assert set(m) == {4, 7} and seen == [4, 7]
+    assert 0.3 < m[4]["wall_s"] < 5 and 0.6 < m[7]["wall_s"] < 5
+    # the 96 MiB held during sample 7 shows in its interval only
+    assert m[7]["parent_peak_rss_bytes"] - m[4]["parent_peak_rss_bytes"] > 80 * 2**20
+    assert res["peak_rss_bytes"] >= m[7]["parent_peak_rss_bytes"]
+    assert "[eval] 3 samples" in (tmp_path / "b.log").read_text() and res["started"]
+    # with an RSS limit the bench kills the batch while the hungry sample is in flight
+    fresh = tmp_path / "r2.json"
+    killed = sweep.run_batch([sys.executable, str(script), str(fresh)], fresh, [4, 7, 9], tmp_path / "d.log",
+                             poll_s=0.02, gpu=None, batch_timeout=60, rss_limit=64 * 2**20)
+    assert killed["rss_killed"] and killed["in_flight"] == 7 and set(killed["measured"]) == {4}
+    # a batch that fails before its work list blames no problem: started is False
+    early = sweep.run_batch([sys.executable, "-c", "raise SystemExit(3)"], results, [9], tmp_path / "c.log",
+                            poll_s=0.02, gpu=None, batch_timeout=60)
+    assert early["rc"] == 3 and not early["started"] and early["measured"] == {}
+
+
+def test_main_finding_and_explanation():
+    rec = {"reward_hardening": {"integrity_status": "UNSUPPORTED", "findings": [
+        {"code": "RH-20", "severity": "info", "summary": "i", "evidence": {}},
+        {"code": "RH-33", "severity": "error", "summary": "worker failed", "evidence": {"why": "timeout"}}],
+        "capabilities": {"hidden_inputs": {"status": "ERROR", "required": True, "detail": "no reference"}}}}
+    assert sweep.main_finding(rec)["code"] == "RH-33"
+    assert sweep.record_status(rec, "enforce") == "UNSUPPORTED"
+    why = sweep.explain(rec, "enforce")
+    assert "RH-33 (error): worker failed" in why and "timeout" in why and "hidden_inputs ERROR" in why
+    assert sweep.record_status(None, "off") == "NO RECORD"
+    assert sweep.record_status({"compiled": True, "correctness": False}, "off") == "FAIL"
+
+
+# --------------------------------------------------------------------------- a tiny sweep, end to end
+def test_tiny_sweep_on_demo_tasks_off_mode_cpu(tmp_path):
+    out = tmp_path / "out"
+    argv = ["--dataset-path", "demo", "--level", "1", "--ids", "1,9", "--device", "cpu", "--modes", "off",
+            "--num-correct-trials", "1", "--num-perf-trials", "2", "--timeout", "120",
+            "--work-dir", str(tmp_path / "work"), "--out", str(out), "--name", "t"]
+    assert sweep.main(argv) == 0
+    report = json.loads((out / "t.json").read_text())
+    rows = {r["id"]: r for r in report["rows"]}
+    assert set(rows) == {1, 9}
+    for r in rows.values():
+        assert r["off"]["status"] == "PASS", r
+        assert r["input_bytes"] > 0 and r["output_bytes"] > 0
+        assert r["off"]["wall_s"] > 0 and 0 < r["off"]["parent_peak_rss_bytes"] < 2 * 2**30
+    assert report["summary"]["off"]["records"] == 2 and report["summary"]["off"]["batches"] == 1
+    md = (out / "t.md").read_text()
+    assert "| 1 | 1_Elementwise_add |" in md and "Every evaluated record is PASS." in md
+    # the candidates written for the batch are the renamed references
+    cand = (tmp_path / "work" / "level1" / "runs" / "level1_off" / "level_1_problem_1_sample_0_kernel.py").read_text()
+    assert "class ModelNew" in cand and sweep.model_references(cand) == []
+    # the same command again resumes: nothing is pending, no new batch, same numbers
+    assert sweep.main(argv) == 0
+    again = json.loads((out / "t.json").read_text())
+    assert again["summary"]["off"]["batches"] == 1
+    assert [r["off"]["wall_s"] for r in again["rows"]] == [r["off"]["wall_s"] for r in report["rows"]]
+    # other settings in the same work dir are refused
+    assert sweep.main(argv[:-6] + ["--num-perf-trials", "3", "--work-dir", str(tmp_path / "work"),
+                                   "--out", str(out), "--name", "t"]) == 2
+
+
+RESTARTABLE_BATCH = textwrap.dedent('''\
+    import json, os, re, sys
+    path = sys.argv[1]
+    run_dir = os.path.dirname(path)
+    data = json.load(open(path)) if os.path.exists(path) else {}
+    names = [f for f in os.listdir(run_dir) if f.endswith("_kernel.py")]
+    ids = sorted(int(re.match(r"level_1_problem_(\\d+)_", f).group(1)) for f in names)
+    todo = [i for i in ids if str(i) not in data]
+    print(f"[eval] {len(todo)} samples to evaluate -> {path}", flush=True)
+    for pid in todo:
+        if pid == 7:
+            os._exit(137)  # this problem kills the batch parent
+        data[str(pid)] = [{"sample_id": 0, "compiled": True, "correctness": True}]
+        with open(path + ".tmp", "w") as fh:
+            json.dump(data, fh)
+        os.replace(path + ".tmp", path)
+    ''')
+
+
+def test_a_problem_that_kills_the_batch_is_reported_and_the_rest_still_run(tmp_path, monkeypatch):
+    script = tmp_path / "batch.py"
+    script.write_text(RESTARTABLE_BATCH)
+    monkeypatch.setattr(sweep, "_eval_cmd", lambda args, run_name, mode, work, dp: [
+        sys.executable, str(script), str(work / "runs" / run_name / sweep.RESULT_FILE[mode])])
+    out = tmp_path / "out"
+    assert sweep.main(["--dataset-path", "demo", "--level", "1", "--ids", "1,7,9", "--device", "cpu",
+                       "--modes", "off", "--work-dir", str(tmp_path / "work"), "--out", str(out),
+                       "--name", "t"]) == 0
+    report = json.loads((out / "t.json").read_text())
+    status = {r["id"]: r["off"]["status"] for r in report["rows"]}
+    assert status == {1: "PASS", 7: "BATCH DIED", 9: "PASS"}
+    assert report["summary"]["off"]["batch_deaths"] == 1 and report["summary"]["off"]["batches"] == 2
+    assert not report["summary"]["goals"]["every_problem_a_record"]
+    assert "died (rc 137)" in next(r for r in report["rows"] if r["id"] == 7)["off"]["explanation"]
