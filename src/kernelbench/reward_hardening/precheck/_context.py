@@ -527,8 +527,8 @@ class Context:
                     continue
                 qname, rooted = r
                 if isinstance(target, ast.Name):
-                    if qname == target.id:
-                        continue
+                    if qname == target.id and not rooted:
+                        continue  # (torch = importlib.import_module("torch") is a rooted alias of itself)
                     if not rooted and not isinstance(value, (ast.Name, ast.Attribute)):
                         continue
                     self._add_alias(self.scope_of(target), target.id, qname, rooted)
@@ -1034,7 +1034,8 @@ class Context:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 q = self.resolve(node) or node.id
                 for f in self.funcs.get(q.split(".")[-1] if not q.startswith("builtins.") else "", []):
-                    yield f, None
+                    # a def nested in a method closes over (or is handed) that method's self
+                    yield f, (None if self.parent.get(f) is self.tree else cls)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 recv, m = node.value, node.attr
                 if isinstance(recv, ast.Name) and recv.id in ("self", "cls") and cls:
@@ -1069,6 +1070,11 @@ class Context:
                         for meth in ("forward", "__call__"):
                             for g in self.methods(t[0], meth):
                                 yield g, t[0]
+            if isinstance(node, ast.Call) and cls and isinstance(node.func, ast.Name) and node.args \
+                    and isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
+                # helper(self, ...): a module-level function used as a method of cls
+                for g in self.funcs.get(node.func.id, []):
+                    yield g, cls
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 # a file-local class named in reachable code is created (or handed out to be
                 # created) there: every method of it may run, dunders and properties included
@@ -1229,7 +1235,9 @@ class Context:
         work = list(starts)
         while work:
             fn, cls = work.pop()
-            if fn in seen:
+            # a function first reached without a class (a module-level helper) is walked once
+            # more when it is also reached as a method body (decorator, helper(self, ...))
+            if fn in seen and (seen[fn] is not None or cls is None):
                 continue
             seen[fn] = cls
             work.extend(self.edges(self.iter_body(fn), cls))
@@ -1238,7 +1246,7 @@ class Context:
                 work.extend(self.edges(ast.walk(dec), cls))
                 for n in ast.walk(dec):
                     if isinstance(n, ast.Name) and n.id in self.funcs:
-                        work.extend((g, None) for g in self.funcs[n.id])
+                        work.extend((g, cls) for g in self.funcs[n.id])
         return seen
 
     def _compute_reach(self) -> None:
