@@ -23,7 +23,7 @@ Keys (``key=value``, pydra-config):
   ``table_output`` (the printed table as text).
 * agent: ``problem`` (a bundled demo problem path or a file), ``model_name``,
   ``server_type``, ``max_steps``, ``max_tokens``, ``temperature``, ``budget_s``,
-  ``impossible_speedup``, ``policy``, ``mode``, ``device``, ``timeout``,
+  ``impossible_speedup``, ``policy``, ``mode``, ``device``, ``backend``, ``timeout``,
   ``num_perf_trials``, ``num_correct_trials``, ``regression_dir``, ``mock_response``
   (a canned reply used for every step; no request is sent), ``output``.
 * both: ``timeout``, ``num_perf_trials``, ``num_correct_trials`` (runtime evaluation).
@@ -72,6 +72,7 @@ class AdversaryConfig(KBConfig):
         self.policy = "source_strict"
         self.mode = "enforce"
         self.device = "cpu"
+        self.backend = "cuda"
         self.timeout = 2.0
         self.num_perf_trials = 10
         self.num_correct_trials = 3
@@ -158,8 +159,8 @@ def _agent(cfg: AdversaryConfig) -> int:
     acfg = AgentConfig(model_name=cfg.model_name, server_type=cfg.server_type, max_steps=cfg.max_steps,
                        max_tokens=cfg.max_tokens, temperature=cfg.temperature, budget_s=cfg.budget_s,
                        impossible_speedup=cfg.impossible_speedup, policy=cfg.policy, mode=cfg.mode,
-                       device=cfg.device, timeout=cfg.timeout, num_perf_trials=cfg.num_perf_trials,
-                       num_correct_trials=cfg.num_correct_trials, regression_dir=cfg.regression_dir,
+                       device=cfg.device, backend=cfg.backend, timeout=cfg.timeout,
+                       num_perf_trials=cfg.num_perf_trials, num_correct_trials=cfg.num_correct_trials, regression_dir=cfg.regression_dir,
                        mock_responses=None if cfg.mock_response is None else [cfg.mock_response] * cfg.max_steps)
 
     def log(a):

@@ -182,3 +182,34 @@ def test_public_view_has_only_public_fields():
                         "findings"}
     assert pub["findings"] == [{"code": "RH-41", "severity": "info", "summary": "fast"}]
     assert "HIDDEN" not in json.dumps(pub)
+
+
+# --------------------------------------------------------------------------- the command
+def _script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "reward_hardening_adversary.py"
+    import sys
+
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location("kg_adversary_script", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_command_runs_a_static_subset_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "m.json"
+    rc = _script().main(["task=mutate", "tier=static", "only=RH-13_bad_class_hidden_fallback,RH-05_bad_event_patch",
+                         "transforms=decorator,getattr_opaque", f"output={out}"])
+    assert rc == 0
+    rep = json.loads(out.read_text())
+    assert rep["summary"]["static"]["decorator"] == {"caught": 2}
+    assert "getattr_opaque" in capsys.readouterr().out
+
+
+def test_command_rejects_unknown_transforms():
+    with pytest.raises(SystemExit) as e:
+        _script().main(["task=mutate", "transforms=nonsense"])
+    assert e.value.code == 2

@@ -7,6 +7,7 @@ attacker makes once it has read the static rules:
 
 ``rename``            module-level names (helpers, classes, constants) get fresh names;
 ``getattr_strings``   ``torch.softmax`` becomes ``getattr(torch, "soft" + "max")``;
+``getattr_opaque``    the same with ``"".join(reversed("xamtfos"))``, which no folder recovers;
 ``importlib``         ``import os`` becomes ``os = importlib.import_module("o" + "s")``;
 ``class_methods``     module-level functions move into a class as static methods;
 ``closure``           ``forward``'s body moves into a nested function it calls;
@@ -170,10 +171,17 @@ def _import_aliases(tree: ast.Module) -> set[str]:
     return out
 
 
+def _opaque_literal(text: str) -> ast.expr:
+    """``"abc"`` as ``"".join(reversed("cba"))``: a string no constant folder recovers."""
+    return ast.Call(ast.Attribute(ast.Constant(""), "join", ast.Load()),
+                    [ast.Call(ast.Name("reversed", ast.Load()), [ast.Constant(text[::-1])], [])], [])
+
+
 class _GetattrRewriter(ast.NodeTransformer):
-    def __init__(self, roots: set[str]):
+    def __init__(self, roots: set[str], opaque: bool = False):
         self.roots = roots
         self.count = 0
+        self.literal = _opaque_literal if opaque else _split_literal
 
     def visit_Attribute(self, node: ast.Attribute):
         self.generic_visit(node)
@@ -183,13 +191,21 @@ class _GetattrRewriter(ast.NodeTransformer):
         if isinstance(node.ctx, ast.Load) and isinstance(base, ast.Name) and base.id in self.roots \
                 and not node.attr.startswith("__"):
             self.count += 1
-            return ast.Call(ast.Name("getattr", ast.Load()), [node.value, _split_literal(node.attr)], [])
+            return ast.Call(ast.Name("getattr", ast.Load()), [node.value, self.literal(node.attr)], [])
         return node
 
 
 def t_getattr_strings(src: str, reference_src: str | None = None) -> str | None:
     tree = ast.parse(src)
     rw = _GetattrRewriter(_import_aliases(tree))
+    tree = rw.visit(tree)
+    return _finish(tree) if rw.count else None
+
+
+def t_getattr_opaque(src: str, reference_src: str | None = None) -> str | None:
+    """Like ``getattr_strings`` but with names no static folder can recover (fail-closed test)."""
+    tree = ast.parse(src)
+    rw = _GetattrRewriter(_import_aliases(tree), opaque=True)
     tree = rw.visit(tree)
     return _finish(tree) if rw.count else None
 
@@ -397,6 +413,7 @@ def t_split_cxx(src: str, reference_src: str | None = None) -> str | None:
 TRANSFORMS: dict[str, Callable[..., str | None]] = {
     "rename": t_rename,
     "getattr_strings": t_getattr_strings,
+    "getattr_opaque": t_getattr_opaque,
     "importlib": t_importlib,
     "class_methods": t_class_methods,
     "closure": t_closure,
