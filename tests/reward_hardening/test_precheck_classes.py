@@ -136,6 +136,63 @@ HIDDEN = {
                 ext.k(x)
                 return L()
     ''',
+    "dunder_patched_after_class": '''
+        class Lazy(list):
+            def __init__(self, x):
+                self.x = x
+        def _it(self):
+            yield torch.softmax(self.x, 1)
+        Lazy.__iter__ = _it
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return Lazy(ext.k(x))
+    ''',
+    "dunder_setattr_lambda": '''
+        class Lazy(list):
+            def __init__(self, x):
+                self.x = x
+        setattr(Lazy, "__iter__", lambda self: iter([torch.softmax(self.x, 1)]))
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return Lazy(ext.k(x))
+    ''',
+    "type_built_class": '''
+        def _it(self):
+            yield torch.softmax(self[0], 1)
+        Lazy = type("Lazy", (list,), {"__iter__": _it})
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return Lazy([ext.k(x)])
+    ''',
+    "class_from_factory": '''
+        def make():
+            class L(list):
+                def __iter__(self):
+                    yield torch.softmax(self[0], 1)
+            return L
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return make()([ext.k(x)])
+    ''',
+    "method_through_getattr": '''
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return getattr(ext.k(x), "soft" + "max")(1)
+    ''',
+    "methodcaller": '''
+        import operator
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return operator.methodcaller("softmax", 1)(ext.k(x))
+    ''',
+    "nn_module_through_getattr": '''
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 4)
+            def forward(self, x):
+                return getattr(ext, "k")(getattr(self, "l" + "in")(x))
+    ''',
 }
 
 

@@ -8,6 +8,7 @@ attacker makes once it has read the static rules:
 ``rename``            module-level names (helpers, classes, constants) get fresh names;
 ``getattr_strings``   ``torch.softmax`` becomes ``getattr(torch, "soft" + "max")``;
 ``getattr_opaque``    the same with ``"".join(reversed("xamtfos"))``, which no folder recovers;
+``method_getattr``    method calls on objects: ``y.softmax(1)`` becomes ``getattr(y, "soft" + "max")(1)``;
 ``importlib``         ``import os`` becomes ``os = importlib.import_module("o" + "s")``;
 ``class_methods``     module-level functions move into a class as static methods;
 ``closure``           ``forward``'s body moves into a nested function it calls;
@@ -206,6 +207,36 @@ def t_getattr_opaque(src: str, reference_src: str | None = None) -> str | None:
     """Like ``getattr_strings`` but with names no static folder can recover (fail-closed test)."""
     tree = ast.parse(src)
     rw = _GetattrRewriter(_import_aliases(tree), opaque=True)
+    tree = rw.visit(tree)
+    return _finish(tree) if rw.count else None
+
+
+class _MethodRewriter(ast.NodeTransformer):
+    def __init__(self, roots: set[str]):
+        self.roots = roots
+        self.count = 0
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        f = node.func
+        if not isinstance(f, ast.Attribute) or f.attr.startswith("__"):
+            return node
+        base = f.value
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if isinstance(base, ast.Name) and base.id in self.roots:
+            return node  # module attributes: getattr_strings' job
+        if isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name) and f.value.func.id == "super":
+            return node  # super().m() needs the compiler's __class__ cell in place
+        self.count += 1
+        node.func = ast.Call(ast.Name("getattr", ast.Load()), [f.value, _split_literal(f.attr)], [])
+        return node
+
+
+def t_method_getattr(src: str, reference_src: str | None = None) -> str | None:
+    """Method calls on objects (``y.softmax(1)``, ``self._slow(a)``) through ``getattr`` with built names."""
+    tree = ast.parse(src)
+    rw = _MethodRewriter(_import_aliases(tree))
     tree = rw.visit(tree)
     return _finish(tree) if rw.count else None
 
@@ -414,6 +445,7 @@ TRANSFORMS: dict[str, Callable[..., str | None]] = {
     "rename": t_rename,
     "getattr_strings": t_getattr_strings,
     "getattr_opaque": t_getattr_opaque,
+    "method_getattr": t_method_getattr,
     "importlib": t_importlib,
     "class_methods": t_class_methods,
     "closure": t_closure,

@@ -354,6 +354,7 @@ class Context:
         self.self_attr_types: dict[tuple[str, str], tuple[str, bool]] = {}
         self._module_values: dict[str, list[ast.AST]] | None = None
         self._self_values: dict[tuple[str, str], list[ast.AST]] = {}
+        self._class_patches: dict[str, list[ast.AST]] | None = None
         self.triton_launched: set[str] = set()
         self.raw_cxx = raw_cxx
         if raw_cxx:
@@ -1029,8 +1030,27 @@ class Context:
                     continue
                 stack.append(ch)
 
+    def as_attribute(self, node: ast.AST) -> ast.AST:
+        """``getattr(obj, "na" + "me")`` as the ``obj.name`` it is (other nodes unchanged).
+
+        Calls whose callee is such a ``getattr`` become calls of the attribute.  The
+        synthesised nodes reuse the original receiver, so name resolution still works.
+        """
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
+            f = self.as_attribute(node.func)
+            if f is not node.func:
+                return ast.copy_location(ast.Call(f, node.args, node.keywords), node)
+            return node
+        if isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords \
+                and isinstance(node.func, ast.Name) and (self.resolve(node.func) or "") == "builtins.getattr":
+            name = self.fold_str(node.args[1])
+            if name and name.isidentifier():
+                return ast.copy_location(ast.Attribute(node.args[0], name, ast.Load()), node)
+        return node
+
     def edges(self, nodes: Iterable[ast.AST], cls: str | None) -> Iterator[tuple[ast.AST, str | None]]:
         for node in nodes:
+            node = self.as_attribute(node)
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 q = self.resolve(node) or node.id
                 for f in self.funcs.get(q.split(".")[-1] if not q.startswith("builtins.") else "", []):
@@ -1122,9 +1142,30 @@ class Context:
                 yield st, cname
             elif isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and st.value is not None:
                 yield from self.value_edges(st.value, cname, set())
+        # methods attached later: Lazy.__iter__ = f / setattr(Lazy, "__iter__", f)
+        for value in self.class_patches(cname):
+            yield from self.value_edges(value, cname, set())
         for b in cls.bases:
             if isinstance(b, ast.Name) and b.id in self.classes:
                 yield from self.class_edges(b.id, created, _seen)
+
+    def class_patches(self, cname: str) -> list[ast.AST]:
+        """Values stored into the class object ``cname`` anywhere in the file."""
+        if self._class_patches is None:
+            self._class_patches = {}
+            for n in ast.walk(self.tree):
+                if isinstance(n, ast.Assign):
+                    for t in n.targets:
+                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+                            c = self.local_class(t.value)
+                            if c is not None:
+                                self._class_patches.setdefault(c, []).append(n.value)
+                elif isinstance(n, ast.Call) and (self.resolve(n.func) or "") == "builtins.setattr" \
+                        and len(n.args) == 3 and isinstance(n.args[0], ast.Name):
+                    c = self.local_class(n.args[0])
+                    if c is not None:
+                        self._class_patches.setdefault(c, []).append(n.args[2])
+        return self._class_patches.get(cname, [])
 
     def module_values(self, node: ast.Name) -> list[ast.AST]:
         """Values bound to ``node.id`` at module level when that is the binding ``node`` sees."""
@@ -1520,7 +1561,18 @@ class Context:
             return "@ (matmul)"
         if not isinstance(node, ast.Call):
             return None
+        # getattr(y, "soft" + "max")(1) is y.softmax(1); operator.methodcaller("softmax", 1)(y)
+        # calls the method named by the (folded) string
+        norm = self.as_attribute(node)
+        if not isinstance(norm, ast.Call):
+            return None  # a bare getattr(...) is a lookup, not a call
+        node = norm
         f = node.func
+        if isinstance(f, ast.Call) and f.args and (self.resolve(f.func) or "") in ("operator.methodcaller",
+                                                                                  "operator.attrgetter"):
+            name = self.fold_str(f.args[0])
+            if name in TENSOR_COMPUTE_METHODS and name not in self.exposed_names:
+                return f"Tensor.{name}"
         r = self._res(f)
         if r is not None and r[1]:
             q = r[0]
