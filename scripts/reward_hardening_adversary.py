@@ -169,6 +169,10 @@ def _agent(cfg: AdversaryConfig) -> int:
               + (f", saved {a.saved_fixture}" if a.saved_fixture else "") + (f" ({a.note})" if a.note else ""),
               flush=True)
 
+    if cfg.mock_response is None:
+        from kernelbench.utils import load_env
+
+        load_env()  # provider keys from .env, as generate_samples.py does
     report = run_agent(path.read_text(), cfg.problem, acfg, log=log)
     print(json.dumps({k: report[k] for k in ("best_reward", "saved", "wall_s")}))
     if cfg.output:
