@@ -141,6 +141,14 @@ ALLOWLIST: list[tuple[str, Callable[[str, list[str]], bool], str]] = [
     ("scripts/reward_hardening_redteam.py --device cuda",
      lambda p, a: p == "scripts/reward_hardening_redteam.py" and _opt(a, "--device") == "cuda",
      "the GPU fixtures need a CUDA GPU"),
+    ("scripts/reward_hardening_adversary.py task=agent",
+     lambda p, a: p == "scripts/reward_hardening_adversary.py" and _keys(a).get("task") == "agent",
+     "queries an LLM provider through litellm: needs network access and an API key (the loop runs offline "
+     "with mock responses in tests/reward_hardening/test_adversary.py)"),
+    ("scripts/reward_hardening_adversary.py task=mutate",
+     lambda p, a: p == "scripts/reward_hardening_adversary.py" and _keys(a).get("task", "mutate") == "mutate",
+     "the full campaign takes minutes (static tier) to hours (runtime tier); tests/reward_hardening/"
+     "test_adversary.py runs the command on a subset"),
 ]
 
 

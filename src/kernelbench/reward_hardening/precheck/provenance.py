@@ -33,8 +33,17 @@ Example
 
 Known limits
     Reachability is static and not branch-sensitive: a kernel launched only on a branch
-    never taken for the benchmark shapes counts as launched.  Calls through containers,
-    ``functools.partial`` or dynamically computed attribute names are not followed.
+    never taken for the benchmark shapes counts as launched.  It follows classes and
+    values: a file-local class named in reachable code brings in every one of its
+    methods (dunders, properties, class-level aliases such as ``__iter__ = f``); an
+    object built in ``__init__`` (``self.h = Helper()``) brings in all its methods but
+    its constructors; values bound at module level or to ``self.<attr>`` (tables,
+    lambdas, ``functools.partial``, closures returned by a factory) and the wrappers of
+    decorators are followed to the code they carry.  A method of a live class that is
+    never called still counts (delete dead code with torch ops under ``source_strict``),
+    and a decoy kernel called only from such a method counts as launched (RH-31 checks
+    at run time).  Dynamically computed attribute or global names that do not fold to
+    a constant are not followed.
     Data movement (``torch.cat`` / ``stack`` / ``F.pad`` / ``reshape``) and random
     generators are treated as non-compute, so a problem whose whole work is a
     concatenation is not caught here.  Python arithmetic operators other than ``@``
