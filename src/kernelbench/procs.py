@@ -479,8 +479,13 @@ class WorkerHandle:
         from kernelbench.reward_hardening.wire import recv_message
 
         self._wait(timeout)
+        return self._read(lambda: recv_message(self.conn, self.max_response_bytes, self.spec.get("spill_dir"),
+                                               allow_fds))
+
+    def _read(self, read: Callable[[], Any]) -> Any:
+        """Run a channel read, mapping its failures onto the worker exceptions."""
         try:
-            return recv_message(self.conn, self.max_response_bytes, self.spec.get("spill_dir"), allow_fds)
+            return read()
         except EOFError:
             raise WorkerCrashed(f"worker closed its channel (exit code {self.process.exitcode})") from None
         except OSError as exc:
@@ -525,14 +530,7 @@ class WorkerHandle:
 
     def receive(self, timeout: float) -> tuple[dict, list[bytes]]:
         self._wait(timeout)
-        try:
-            return recv_frame(self.conn, self.max_response_bytes, self.spec.get("spill_dir"))
-        except EOFError:
-            raise WorkerCrashed(f"worker closed its channel (exit code {self.process.exitcode})") from None
-        except OSError as exc:
-            if "too long" in str(exc).lower() or "bad message length" in str(exc).lower():
-                raise ResponseTooLarge(f"reply larger than {self.max_response_bytes} bytes") from None
-            raise WorkerCrashed(f"channel error: {exc}") from None
+        return self._read(lambda: recv_frame(self.conn, self.max_response_bytes, self.spec.get("spill_dir")))
 
     def request(self, header: dict, blobs: list[bytes] | None = None, timeout: float = 10.0) -> tuple[dict, list[bytes]]:
         self.send(header, blobs)

@@ -35,10 +35,15 @@ import torch
 
 from kernelbench.procs import value_to_json
 from kernelbench.reward_hardening.detectors._compare import compare, tolerance  # noqa: F401 - tolerance re-export
-from kernelbench.reward_hardening.runtime import apply_precision_config, backend_state, memory_fraction, timed_call
+from kernelbench.reward_hardening.runtime import (
+    apply_precision_config,
+    backend_state,
+    init_cuda_device,
+    memory_fraction,
+    timed_call,
+)
 from kernelbench.reward_hardening.shared import SharedArena, dtype_name, fingerprint
 from kernelbench.reward_hardening.wire import JUDGE_COMMANDS, recv_message, send_message
-from kernelbench.timing import l2_flush_bytes
 
 __all__ = ["Judge", "judge_main", "perturb", "structure_of"]
 
@@ -141,12 +146,7 @@ class Judge:
     def serve(self) -> None:
         apply_precision_config(self.spec.get("allow_tf32", False), self.spec.get("num_threads"))
         if self.device.type == "cuda":
-            torch.cuda.set_device(self.device)
-            torch.cuda.init()
-            cap = self.spec.get("gpu_memory_fraction")
-            if cap:
-                torch.cuda.set_per_process_memory_fraction(float(cap), self.device)
-            self.flush_buf = torch.empty(l2_flush_bytes(self.device) // 4, dtype=torch.int32, device=self.device)
+            self.flush_buf = init_cuda_device(self.device, self.spec.get("gpu_memory_fraction"))
             self.pool = torch.cuda.MemPool() if hasattr(torch.cuda, "MemPool") else None
         self.reply({"event": "ready", "pid": os.getpid(), "state": backend_state()})
         handlers = {name: getattr(self, f"cmd_{name}") for name in JUDGE_COMMANDS}

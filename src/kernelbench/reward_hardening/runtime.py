@@ -205,6 +205,18 @@ def memory_fraction(device: torch.device) -> float | None:
         return None
 
 
+def init_cuda_device(device: torch.device, memory_fraction_cap: float | None) -> torch.Tensor:
+    """Bind the worker to its GPU, cap PyTorch's allocator, warm it; returns the L2 flush buffer."""
+    from kernelbench.timing import l2_flush_bytes
+
+    torch.cuda.set_device(device)
+    torch.cuda.init()
+    if memory_fraction_cap:
+        torch.cuda.set_per_process_memory_fraction(float(memory_fraction_cap), device)
+    torch.ones(1, device=device).add_(1)
+    return torch.empty(l2_flush_bytes(device) // 4, dtype=torch.int32, device=device)
+
+
 def timed_call(fn: Callable[[], Any], device: torch.device, flush_buf: Any = None,
                hold_cycles: int = 0) -> tuple[Any, dict]:
     """Run ``fn`` once under the timing protocol; returns its result and the stamps.

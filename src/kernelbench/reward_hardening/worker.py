@@ -47,6 +47,7 @@ from kernelbench.reward_hardening.runtime import (
     apply_precision_config,
     backend_state,
     concurrency,
+    init_cuda_device,
     l2_persistence_state,
     memory_fraction,
     os_thread_count,
@@ -56,7 +57,6 @@ from kernelbench.reward_hardening.runtime import (
 )
 from kernelbench.reward_hardening.shared import import_tensor
 from kernelbench.reward_hardening.wire import CANDIDATE_COMMANDS, recv_message, send_message
-from kernelbench.timing import l2_flush_bytes
 
 __all__ = ["Harness", "MARKER_KERNEL", "exact_outputs", "split_marker", "worker_main"]
 
@@ -246,14 +246,8 @@ class Harness:
     def serve(self) -> None:
         apply_precision_config(self.spec.get("allow_tf32", False), self.spec.get("num_threads"))
         if self.device.type == "cuda":
-            torch.cuda.set_device(self.device)
-            torch.cuda.init()
-            cap = self.spec.get("gpu_memory_fraction")
-            if cap:
-                torch.cuda.set_per_process_memory_fraction(float(cap), self.device)
-            self.memory_cap = cap
-            torch.ones(1, device=self.device).add_(1)
-            self.flush_buf = torch.empty(l2_flush_bytes(self.device) // 4, dtype=torch.int32, device=self.device)
+            self.memory_cap = self.spec.get("gpu_memory_fraction")
+            self.flush_buf = init_cuda_device(self.device, self.memory_cap)
         # warm the intra-op thread pool so later thread counts have a stable baseline
         a = torch.rand(256, 256)
         (a @ a).sum().item()
@@ -462,25 +456,6 @@ class Harness:
         if cuda:
             reply.update(split_marker(kernels or []))
         self.reply(reply)
-
-    def _profiled(self, fn: Any, front: str) -> Any:
-        """Run ``fn`` under one profiler front end (marker kernel first on CUDA)."""
-        cuda = self.device.type == "cuda"
-        if front == "autograd":
-            from torch.autograd import profiler as autograd_profiler
-
-            ctx = autograd_profiler.profile(**({"use_device": "cuda", "use_kineto": True} if cuda else {}))
-        else:
-            from torch.profiler import ProfilerActivity, profile
-
-            ctx = profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else []))
-        self.sync()
-        with ctx as prof:
-            if cuda and _cuda_spin is not None:
-                _cuda_spin(1000)
-            fn()
-            self.sync()
-        return prof
 
     def _profiled(self, fn: Any, front: str) -> Any:
         """Run ``fn`` under one profiler front end (marker kernel first on CUDA)."""
