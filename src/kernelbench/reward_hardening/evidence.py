@@ -112,4 +112,5 @@ class Evidence:
     exit_code: int | None = None
     phases: list[dict] = field(default_factory=list)
     completed: bool = False  # the candidate answered every request the pipeline made
+    containment: dict = field(default_factory=dict)  # role -> containment.Unit.sweep() report
     t0: float = field(default_factory=time.monotonic)

@@ -26,7 +26,7 @@ from kernelbench.procs import (
     values_from_wire,
     values_to_wire,
 )
-from kernelbench.reward_hardening import records
+from kernelbench.reward_hardening import containment, records
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.evidence import (
     CallRecord,
@@ -173,8 +173,14 @@ def _start_worker(role: str, workspace: str, source_path: str, cfg: HardeningCon
     # the reference worker runs the trusted problem file: its replies (all hidden inputs and
     # outputs) are not size-limited; the candidate's are
     limit = cfg.response_limit_bytes if role == "candidate" else 1 << 46
+    # containment: own cgroup leaf; the candidate is sandboxed in the child (containment.enter)
+    unit = containment.new_unit(role)
+    spec["containment"] = unit.child_spec(private=[os.path.dirname(os.path.dirname(os.path.abspath(workspace)))])
     handle = WorkerHandle(_WORKER_TARGET, spec, max_response_bytes=limit, log_limit_bytes=cfg.log_limit_bytes)
-    return handle.start()
+    handle.start()
+    unit.attach(handle.pid)
+    handle.unit = unit
+    return handle
 
 
 # --------------------------------------------------------------------------- phases
@@ -244,6 +250,7 @@ def _run_reference(ref_src: str, cfg: HardeningConfig, root: str, device: str, e
         return None
     finally:
         handle.close()
+        ev.containment["reference"] = handle.unit.sweep(handle.process.exitcode)
 
 
 def _timing_loop(drv: _Driver, bank: list[ProbeInput], plan: list[tuple[int, int]], cfg: HardeningConfig,
@@ -351,6 +358,7 @@ def _run_candidate(cand_src: str, cfg: HardeningConfig, root: str, device: str, 
     drv = _Driver("candidate", handle, ev, cfg.timeout)
     try:
         ready = drv.wait_ready()
+        handle.unit.verify()  # what the kernel says the candidate runs under
         ev.baseline = {k: ready.get(k) for k in ("state", "apis", "concurrency", "pid", "l2")}
         ev.phases.append({"t_s": _t(ev), "phase": "start", "pid": ready.get("pid"), "state": ready.get("state")})
         reply, _ = drv.request("load", {"cmd": "load", "init_inputs": ref["init_items"]}, ref["init_blobs"])
@@ -407,6 +415,7 @@ def _run_candidate(cand_src: str, cfg: HardeningConfig, root: str, device: str, 
     finally:
         handle.close()
         ev.exit_code = handle.process.exitcode if handle.process is not None else None
+        ev.containment["candidate"] = handle.unit.sweep(ev.exit_code)
         ev.log_text, ev.log_size = handle.read_log()
         after = _manifest(workspace, skip)
         ev.workspace_changes = _diff_manifest(before, after)
@@ -446,6 +455,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
     if cfg.mode == "enforce" and any(f.severity == "error" for f in static_findings):
         return records.build_record(cfg, ev, static_findings, device, rejected=True)
 
+    containment.begin_evaluation()  # subreaper, non-dumpable parent, probes (once per process)
     root = tempfile.mkdtemp(prefix="kernelguard_", dir=workdir)
     rng = random.Random(secrets.randbits(64))
     try:
