@@ -220,7 +220,7 @@ _TABLE = [
              _sev("error"), ("A03", "A44")),
     CodeInfo("RH-52", "RH-SANDBOX-VIOLATION", "worker",
              "The candidate worker was killed by its seccomp filter for a forbidden system call "
-             "(ptrace, process_vm_readv/writev, kcmp, pidfd_getfd, io_uring, ...)",
+             "(ptrace, process_vm_readv/writev, kcmp, pidfd_getfd, process_madvise, a non-x86-64 ABI)",
              "Do not inspect or attach to other processes.",
              _sev("error"), ("A26",)),
 ]

@@ -90,9 +90,12 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
     caps["static_precheck"] = Capability("AVAILABLE", True, "AST precheck of the candidate source")
     from kernelbench.reward_hardening import containment  # OS containment, as measured for this candidate
 
-    for name, (status, required, detail) in containment.record_capabilities(
-            getattr(ev, "containment", {}) or {}, cfg.mode, rejected).items():
-        caps[f"containment_{name}"] = Capability(status, required, detail)
+    cont = containment.record_capabilities(getattr(ev, "containment", {}) or {}, cfg.mode, rejected)
+    caps["containment_process"] = Capability(*cont["process_containment"])
+    caps["containment_seccomp"] = Capability(*cont["seccomp"])
+    caps["containment_landlock"] = Capability(*cont["landlock"])
+    caps["containment_capability_drop"] = Capability(*cont["capability_drop"])
+    caps["containment_trusted_not_dumpable"] = Capability(*cont["trusted_not_dumpable"])
     if rejected:
         return caps
     caps["process_isolation"] = Capability(
