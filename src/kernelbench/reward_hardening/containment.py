@@ -29,8 +29,8 @@ probed on the machine and recorded in every record (``docs/security-audit.md``):
 ``landlock``
     the candidate's file system view (Landlock, ABI probed): read and execute
     everywhere except the temporary roots and the evaluation directory's parent (other
-    evaluations' files), read-write only in its workspace, build and spill directories
-    and a few device nodes; TCP bind/connect denied (ABI >= 4); signals and abstract
+    evaluations' files), read-write only in its workspace, build and spill directories,
+    its own ``/proc/self`` (the CUDA driver writes there) and a few device nodes; TCP bind/connect denied (ABI >= 4); signals and abstract
     unix sockets scoped to its own domain (ABI >= 6).  Landlock also forbids ptrace
     (and so ``/proc/<pid>/mem``) of any process outside the candidate's domain.
 ``capability_drop``
@@ -792,7 +792,10 @@ def enter(spec: dict) -> dict:
             _sys("unshare", ctypes.c_ulong(_CLONE_NEWCGROUP))
             applied["cgroup_ns"] = True
         if cspec.get("landlock"):
-            rw = [spec.get("workspace"), spec.get("build_dir"), spec.get("spill_dir"), *(cspec.get("rw") or [])]
+            # /proc/self: the CUDA driver writes there during cuInit (cudaGetDeviceCount fails with
+            # error 304 without it, measured on the H200); it resolves to this process only
+            rw = [spec.get("workspace"), spec.get("build_dir"), spec.get("spill_dir"), "/proc/self",
+                  *(cspec.get("rw") or [])]
             applied["landlock"] = _apply_landlock(int(cspec["landlock"]), [p for p in rw if p],
                                                   list(cspec.get("private") or []), list(cspec.get("ro") or []))
         if cspec.get("drop_caps"):
