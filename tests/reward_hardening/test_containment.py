@@ -206,3 +206,27 @@ def test_evaluation_kills_and_reports_a_daemon_and_leaves_nothing_running():
     assert caps["containment_process"]["status"] == "AVAILABLE"
     assert caps["containment_seccomp"]["status"] == "AVAILABLE"
     assert record["metadata"]["containment"]["workers"]["candidate"]["survivors"]
+
+
+@pytest.mark.slow
+def test_native_raw_syscall_daemon_and_memory_read_end_to_end():
+    """A load_inline extension forks, setsids and reads its parent through raw syscalls only."""
+    import shutil
+    from pathlib import Path
+
+    _need("seccomp")
+    if not shutil.which("g++") and not shutil.which("c++"):
+        pytest.skip("no C++ compiler")
+    from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
+    from kernelbench.reward_hardening.fixtures import PROBLEM_DIR
+
+    src = (Path(__file__).parent / "precheck_fixtures" / "RH-50_bad_native_daemon_escape.py").read_text()
+    cfg = HardeningConfig(mode="audit", policy="practical", device="cpu", timeout=600.0, num_correct_trials=1,
+                          num_perf_trials=3, num_warmup=1, perturbations=(), profile_backend=False)
+    record = evaluate_hardened((PROBLEM_DIR / "level1/4_Row_softmax.py").read_text(), src, cfg)
+    rh = record["reward_hardening"]
+    found = {x["code"]: x for x in rh["findings"]}
+    assert rh["integrity_status"] == "FAIL"
+    assert {"RH-50", "RH-51", "RH-52"} <= set(found), sorted(found)
+    time.sleep(0.05)
+    assert not [s for s in found["RH-51"]["evidence"]["survivors"] if _alive(s["pid"])]

@@ -661,6 +661,9 @@ class Unit:
         # the interpreter, its libraries and this package stay readable even below a private root
         ro = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.dirname(__file__))}
         ro |= {p for p in sys.path if p and os.path.isdir(p)}
+        private_dirs = tmp_roots | {p for p in (private or []) if p}
+        # never re-grant a private directory or an ancestor of one (a script run from /tmp puts /tmp on sys.path)
+        ro = {p for p in ro if not any(_under(os.path.realpath(q), os.path.realpath(p)) for q in private_dirs)}
         self._spec = {
             "cgroup": self.cgroup,
             "cgroup_ns": strict and self.cgroup is not None,
@@ -669,7 +672,7 @@ class Unit:
             "drop_caps": strict and caps["capability_drop"].active,
             "rw": sorted(p for p in (extra_rw or []) if p),
             "ro": sorted(ro),
-            "private": sorted(tmp_roots | {p for p in (private or []) if p}),
+            "private": sorted(private_dirs),
         }
         return dict(self._spec)
 
