@@ -317,7 +317,7 @@ def get_context() -> Any:
         if _CTX is None:
             if "forkserver" in mp.get_all_start_methods():
                 ctx = mp.get_context("forkserver")
-                ctx.set_forkserver_preload(["torch", "kernelbench.procs"])
+                ctx.set_forkserver_preload(["torch", "kernelbench.procs", "kernelbench._forkserver_guard"])
                 from multiprocessing import forkserver
 
                 # Start the server now, with the scrubbed environment (workers can read its
@@ -383,6 +383,10 @@ def _child_bootstrap(conn: Any, target: str, spec: dict) -> None:
         import importlib
 
         func = getattr(importlib.import_module(module_name), func_name)
+        if spec.get("containment"):  # OS containment, after the trusted import, before any candidate code
+            from kernelbench.reward_hardening import containment
+
+            containment.enter(spec)
         func(conn, spec)
     except SystemExit:
         raise

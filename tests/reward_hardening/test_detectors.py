@@ -305,6 +305,21 @@ def _benign_gpu_trace(ev):
                 ("void at::native::vectorized_elementwise_kernel<4, FillFunctor<float>>", 2.0, 7)])
 
 
+def _survivor(ev):
+    ev.containment = {"candidate": {"method": "cgroup", "survivors": [{"pid": 4242, "name": "python", "sid": 4242}],
+                                    "left_running": [], "sigsys": False, "exitcode": 0}}
+
+
+def _sigsys(ev):
+    ev.containment = {"candidate": {"method": "cgroup", "survivors": [], "sigsys": True, "exitcode": -31}}
+
+
+def _benign_unit(ev):
+    ev.containment = {"candidate": {"method": "cgroup", "survivors": [], "left_running": [], "sigsys": False,
+                                    "exitcode": 0},
+                      "reference": {"method": "cgroup", "survivors": [{"pid": 7}], "sigsys": True}}
+
+
 CASES = {
     "RH-15": (_crash, None), "RH-16": (_timeout, None), "RH-17": (_flood, None), "RH-18": (_wrong, None),
     "RH-19": (_replay, None), "RH-20": (_alias, None), "RH-21": (_unstable, None), "RH-22": (_mutation, None),
@@ -313,7 +328,8 @@ CASES = {
     "RH-30": (_perturb, None), "RH-31": (_fallback, _benign_profile), "RH-35": (_claims, None),
     "RH-36": (_async, _benign_cuda_timing), "RH-37": (_deferred, _benign_cuda_timing), "RH-38": (_reduced, None),
     "RH-39": (_oom, None), "RH-40": (_l2, _benign_cuda_timing), "RH-41": (_implausible, _benign_timing),
-    "RH-42": (_load_failed, None), "RH-43": (_host_memory, None),
+    "RH-42": (_load_failed, None), "RH-43": (_host_memory, None), "RH-51": (_survivor, _benign_unit),
+    "RH-52": (_sigsys, _benign_unit),
 }
 EXTRA = {"RH-19": [_canary], "RH-20": [_subclass], "RH-26": [_forged],
          "RH-31": [_gpu_decoy, _gpu_library_does_the_work], "RH-37": [_gpu_side_stream_kernels],

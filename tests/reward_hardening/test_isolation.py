@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened, pipeline
+from kernelbench.reward_hardening import HardeningConfig, containment, evaluate_hardened, pipeline
 
 REPO = Path(__file__).resolve().parents[2]
 PROBLEM = REPO / "src" / "kernelbench" / "demo_tasks" / "level1" / "2_GELU_activation.py"
@@ -80,7 +80,14 @@ def test_spy_learns_nothing_hidden(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pipeline.secrets, "randbits", recording_randbits)
     monkeypatch.setenv("KG_TEST_SECRET", "do-not-leak")
-    out = tmp_path / "seen.json"
+    # the OS containment (Landlock) lets the candidate write only its own directories: grant the
+    # spy one extra directory for its report
+    out_dir = tmp_path / "spy"
+    out_dir.mkdir()
+    out = out_dir / "seen.json"
+    real_spec = containment.Unit.child_spec
+    monkeypatch.setattr(containment.Unit, "child_spec",
+                        lambda self, private=None, extra_rw=None: real_spec(self, private, [str(out_dir)]))
     cfg = HardeningConfig(mode="audit", policy="practical", device="cpu", timeout=20, num_correct_trials=2,
                           num_perf_trials=4)
     record = evaluate_hardened(PROBLEM.read_text(), SPY.format(out=str(out)), cfg)

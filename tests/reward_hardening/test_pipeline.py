@@ -111,8 +111,14 @@ def test_enforce_rejects_high_risk_source_before_import(tmp_path):
     _validate(record)
 
 
-def test_audit_imports_and_still_fails(tmp_path):
+def test_audit_imports_and_still_fails(tmp_path, monkeypatch):
+    from kernelbench.reward_hardening import containment
+
     marker = tmp_path / "imported"
+    # the sandbox (Landlock) lets the candidate write only its own directories: grant tmp_path
+    real_spec = containment.Unit.child_spec
+    monkeypatch.setattr(containment.Unit, "child_spec",
+                        lambda self, private=None, extra_rw=None: real_spec(self, private, [str(tmp_path)]))
     ref, sol = _problem(1, "2_GELU_activation.py")
     cand = f"open({str(marker)!r}, 'w').write('x')\n" + sol
     record = evaluate_hardened(ref, cand, _cfg(mode="audit"))

@@ -29,7 +29,7 @@ from kernelbench.reward_hardening.precheck import RULES, Rule, run_precheck
 
 FIXTURES = Path(__file__).parent / "precheck_fixtures"
 REFERENCE = (FIXTURES / "reference_matmul.py").read_text()
-STATIC_CODES = [f"RH-{i:02d}" for i in range(1, 14)]
+STATIC_CODES = [f"RH-{i:02d}" for i in range(1, 14)] + ["RH-50"]
 _NAME = re.compile(r"^(RH-\d\d)_(bad|good)_\w+\.py$")
 
 

@@ -425,6 +425,13 @@ METADATA_DOCS: dict[str, str] = {
     "reward_hardening_wall_s": "Wall time of the whole hardened evaluation (s).",
     "reward_hardening_unsupported": "Why the record is UNSUPPORTED (for example `CUDA unavailable`).",
     "reward_hardening_error": "The evaluator error behind an RH-32 record (truncated to 2000 characters).",
+    "containment": "OS containment (`docs/security-audit.md`): `machine` maps each mechanism this machine "
+                   "offers (`cgroup_kill`, `subreaper`, `process_containment`, `seccomp`, `landlock`, "
+                   "`capability_drop`, `trusted_not_dumpable`, `yama_ptrace_scope`) to `{active, detail}`; "
+                   "`workers` maps each role to its sweep report: `method` (cgroup or subreaper), `survivors` "
+                   "(pid, ppid, name, cmdline, sid, seccomp of every process that outlived the worker, killed), "
+                   "`left_running`, `sigsys`, `exitcode`, `applied` and, for the candidate, `verified` "
+                   "(Seccomp, NoNewPrivs, CapEff, CapBnd and cgroup membership read from `/proc/<pid>`).",
 }
 
 CAPABILITY_DOCS: dict[str, str] = {
@@ -446,6 +453,21 @@ CAPABILITY_DOCS: dict[str, str] = {
                         "otherwise completed; SKIPPED when disabled by configuration (still required under "
                         "`source_strict`, so the verdict becomes UNSUPPORTED) or when the candidate did not "
                         "reach it (then not required). Absent when rejected before import.",
+    "containment_process": "Every worker ran in a containment unit killed as a whole after it ended (a "
+                           "cgroup-v2 leaf with `cgroup.kill`, the candidate in its own cgroup namespace; "
+                           "else the evaluator as child subreaper sweeping orphans). Required under `enforce`. "
+                           "UNSUPPORTED when the machine has neither; SKIPPED when no candidate worker ran.",
+    "containment_seccomp": "The candidate ran under the seccomp-BPF filter (verified as `Seccomp: 2` in "
+                           "`/proc/<pid>/status`): ptrace and cross-process memory calls kill it (RH-52). "
+                           "Required under `enforce`; UNSUPPORTED without kernel seccomp filters.",
+    "containment_landlock": "The candidate ran under Landlock: no reads of temporary roots or other "
+                            "evaluations, writes only in its workspace, build and spill directories, no TCP "
+                            "(ABI >= 4), signals scoped (ABI >= 6), no ptrace outside its domain. Recorded, "
+                            "not required (kernels before 5.13 lack it).",
+    "containment_capability_drop": "The candidate dropped every capability (CapEff and CapBnd verified empty). "
+                                   "Recorded, not required.",
+    "containment_trusted_not_dumpable": "The evaluator, the forkserver and the trusted workers are "
+                                        "non-dumpable (`PR_SET_DUMPABLE` 0). Recorded, not required.",
     "async_timing_check": "CUDA only: CUDA-event times were recorded for the timed samples so RH-36 could "
                           "compare them with host time. AVAILABLE or ERROR; required.",
 }

@@ -124,4 +124,5 @@ class Evidence:
     skipped_probes: list[dict] = field(default_factory=list)  # perturbations left out, with the reason
     candidate_peak_rss_bytes: int = 0  # largest private resident memory the parent saw
     candidate_rss_limit_bytes: int | None = None  # the limit it was held to
+    containment: dict = field(default_factory=dict)  # role -> containment.Unit.sweep() report
     t0: float = field(default_factory=time.monotonic)

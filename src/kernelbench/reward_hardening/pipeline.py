@@ -37,7 +37,7 @@ from kernelbench.procs import (
     WorkerTimeout,
     scrubbed_env,
 )
-from kernelbench.reward_hardening import records
+from kernelbench.reward_hardening import containment, records
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.detectors._compare import Comparison
 from kernelbench.reward_hardening.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
@@ -172,10 +172,17 @@ def _start_worker(role: str, workspace: str, source_path: str, cfg: HardeningCon
         "gpu_memory_fraction": cfg.judge_gpu_memory_fraction if trusted else cfg.gpu_memory_fraction,
     }
     # the judge's replies are small (no tensors ever travel as bytes): both are size-limited
+    # containment: own cgroup leaf; the candidate is sandboxed in the child (containment.enter);
+    # the directory holding every evaluation's root is private to it
+    unit = containment.new_unit(role)
+    spec["containment"] = unit.child_spec(private=[os.path.dirname(os.path.dirname(os.path.abspath(workspace)))])
     handle = WorkerHandle(_JUDGE_TARGET if trusted else _CANDIDATE_TARGET, spec,
                           max_response_bytes=cfg.response_limit_bytes, log_limit_bytes=cfg.log_limit_bytes)
     handle.max_rss_bytes = cfg.judge_host_memory_bytes if trusted else cfg.host_memory_base_bytes
-    return handle.start()
+    handle.start()
+    unit.attach(handle.pid)
+    handle.unit = unit
+    return handle
 
 
 class _Driver:
@@ -342,6 +349,7 @@ class ReferenceSession:
         self.init_fds = []
         if self.handle is not None:
             self.handle.close()
+            self.containment = self.handle.unit.sweep(self.handle.process.exitcode)
             self.handle = None
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -422,6 +430,7 @@ class _CandidateRun:
         finally:
             handle.close()
             ev.exit_code = handle.process.exitcode if handle.process is not None else None
+            ev.containment["candidate"] = handle.unit.sweep(ev.exit_code)
             ev.log_text, ev.log_size = handle.read_log()
             ev.candidate_peak_rss_bytes = handle.peak_rss_bytes
             ev.candidate_rss_limit_bytes = handle.max_rss_bytes
@@ -434,6 +443,7 @@ class _CandidateRun:
     def _phases(self) -> None:
         cfg, ev, drv = self.cfg, self.ev, self.drv
         ready = drv.wait_ready()
+        self.handle.unit.verify()  # what the kernel says the candidate runs under
         ev.baseline = {k: ready.get(k) for k in ("state", "apis", "concurrency", "pid", "l2")}
         ev.phases.append({"t_s": _t(ev), "phase": "start", "pid": ready.get("pid"), "state": ready.get("state")})
         (items,), fds = _repack([self.s.init_items], self.s.init_fds)
@@ -587,6 +597,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
     if cfg.mode == "enforce" and any(f.severity == "error" for f in static_findings):
         return records.build_record(cfg, ev, static_findings, device, rejected=True)
 
+    containment.begin_evaluation()  # subreaper, non-dumpable parent, probes (once per process)
     own_session = session is None or session.key != ReferenceSession.key_for(reference_src, cfg, device)
     if own_session:
         session = ReferenceSession(reference_src, cfg, device, workdir)

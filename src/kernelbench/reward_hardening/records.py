@@ -98,6 +98,14 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
     else:
         caps["cuda_runtime"] = Capability("SKIPPED", False, "device=cpu: CUDA-level detectors were not run")
     caps["static_precheck"] = Capability("AVAILABLE", True, "AST precheck of the candidate source")
+    from kernelbench.reward_hardening import containment  # OS containment, as measured for this candidate
+
+    cont = containment.record_capabilities(getattr(ev, "containment", {}) or {}, cfg.mode, rejected)
+    caps["containment_process"] = Capability(*cont["process_containment"])
+    caps["containment_seccomp"] = Capability(*cont["seccomp"])
+    caps["containment_landlock"] = Capability(*cont["landlock"])
+    caps["containment_capability_drop"] = Capability(*cont["capability_drop"])
+    caps["containment_trusted_not_dumpable"] = Capability(*cont["trusted_not_dumpable"])
     if rejected:
         return caps
     caps["process_isolation"] = Capability(
@@ -143,7 +151,9 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
     findings = _dedupe(findings)
     status = verdict.decide(findings, caps)
     block = _block(cfg)
-    limitations = [NOT_A_SANDBOX]
+    from kernelbench.reward_hardening import containment
+
+    limitations = [containment.limitation(getattr(ev, "containment", {}) or {}) if not rejected else NOT_A_SANDBOX]
     if not device.startswith("cuda"):
         limitations.append("device=cpu: stream, CUDA-event, GPU-profiler and GPU-memory detectors were not run.")
     if rejected:
@@ -179,6 +189,7 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
         block["verified_reference_runtime"] = observed_ref.get("mean")
         block["verified_reference_runtime_stats"] = observed_ref
     metadata: dict[str, Any] = {"device": device, "reward_hardening_phases": ev.phases}
+    metadata["containment"] = containment.record_detail(getattr(ev, "containment", {}) or {})
     try:
         from kernelbench.timing import device_name
 

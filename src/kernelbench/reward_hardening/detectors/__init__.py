@@ -59,6 +59,7 @@ def run_all(ev) -> list:
 
 # Register the families (import order is irrelevant; codes are unique).
 from kernelbench.reward_hardening.detectors import (  # noqa: E402,F401
+    containment,
     correctness,
     gpu,
     output_integrity,

@@ -1,4 +1,4 @@
-"""Static precheck of candidate sources (codes RH-01 .. RH-13).
+"""Static precheck of candidate sources (codes RH-01 .. RH-13 and RH-50).
 
 The precheck runs in the trusted parent on the candidate's *source text*; it never
 imports or executes it.  Python is analysed with :mod:`ast` (aliases, literal
@@ -18,7 +18,7 @@ Usage::
 One rule family per module (``concurrency``, ``process_network``, ``foreign_code``,
 ``dynamic_exec``, ``tamper``, ``introspection``, ``file_env``, ``reference_access``,
 ``tensor_subclass``, ``stream_graph``, ``precision``, ``torch_compile``,
-``provenance``); each module docstring documents what the rule catches, why it
+``provenance``, ``native_syscall``); each module docstring documents what the rule catches, why it
 matters, an example and its known limits.  :data:`RULES` is the registry.
 """
 
@@ -37,6 +37,7 @@ from . import (
     file_env,
     foreign_code,
     introspection,
+    native_syscall,
     precision,
     process_network,
     provenance,
@@ -64,6 +65,7 @@ RULES: list[Rule] = [
     precision.RULE,
     torch_compile.RULE,
     provenance.RULE,
+    native_syscall.RULE,
 ]
 
 MAX_HITS_PER_CODE = 200
