@@ -66,6 +66,7 @@ class HardeningConfig:
     settle_s: float = 0.05
     log_limit_bytes: int = 1 << 20
     response_limit_bytes: int = 1 << 30
+    keep_alive_bytes: int = 1 << 30  # lent inputs the candidate keeps mapped after their call
     # GPU cycles the current stream spins after the L2 flush, before the start event, so
     # that the host's launch of forward (Triton's Python launcher is the slowest seen,
     # ~0.1 ms) is hidden as in do_bench's back-to-back launches; ~0.15 ms at 2 GHz

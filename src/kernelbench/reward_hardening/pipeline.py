@@ -169,6 +169,7 @@ def _start_worker(role: str, workspace: str, source_path: str, cfg: HardeningCon
         "workspace": workspace, "env": _worker_env(workspace, build_dir),
         "log_path": os.path.abspath(os.path.join(workspace, "..", f"{role}.log")),
         "settle_s": cfg.settle_s, "launch_hold_cycles": cfg.launch_hold_cycles,
+        "keep_alive_bytes": cfg.keep_alive_bytes,
         "gpu_memory_fraction": cfg.judge_gpu_memory_fraction if trusted else cfg.gpu_memory_fraction,
     }
     # the judge's replies are small (no tensors ever travel as bytes): both are size-limited

@@ -229,6 +229,12 @@ class Harness:
         self.last_facts: list = []
         self.flush_buf: Any = None
         self.memory_cap = None
+        # Lent inputs stay mapped for a while after their call, as the earlier design kept
+        # its own input copies alive: addresses and ids never repeat, so a cache keyed on
+        # them can never replay anything (benign_ptr_cache_never_pays).
+        self.kept: list[tuple[list, int]] = []
+        self.kept_bytes = 0
+        self.keep_alive_limit = int(spec.get("keep_alive_bytes", 1 << 30))
 
     # ---------------------------------------------------------------- plumbing
     def reply(self, header: dict) -> None:
@@ -291,6 +297,11 @@ class Harness:
                 out.append(import_tensor(it["shared"], fds))
             else:
                 out.append(value_from_json(it.get("value")))
+        size = sum(_numel(v) * _element_size(v) for v in out if _type(v) is _Tensor)
+        self.kept.append((out, size))
+        self.kept_bytes += size
+        while self.kept_bytes > self.keep_alive_limit and _len(self.kept) > 1:
+            self.kept_bytes -= self.kept.pop(0)[1]
         return out
 
     # ---------------------------------------------------------------- loading
