@@ -295,7 +295,7 @@ def get_context() -> Any:
         if _CTX is None:
             if "forkserver" in mp.get_all_start_methods():
                 ctx = mp.get_context("forkserver")
-                ctx.set_forkserver_preload(["torch", "kernelbench.procs"])
+                ctx.set_forkserver_preload(["torch", "kernelbench.procs", "kernelbench.forkserver_exit"])
                 from multiprocessing import forkserver
 
                 # Start the server now, with the scrubbed environment (workers can read its
@@ -333,6 +333,7 @@ def scrubbed_env(extra: dict[str, str] | None = None, workspace: str | None = No
 # --------------------------------------------------------------------------- child side
 def _child_bootstrap(conn: Any, target: str, spec: dict) -> None:
     """Runs in the worker: isolate, then hand the channel to ``target``."""
+    _die_with_parent()
     try:
         os.setsid()
     except OSError:
@@ -371,6 +372,46 @@ def _child_bootstrap(conn: Any, target: str, spec: dict) -> None:
         except Exception:
             pass
         raise
+
+
+# --------------------------------------------------------------------------- evaluator death
+# The batch process can die at any moment (SIGKILL, preemption).  Its forkserver exits
+# when its alive-pipe closes (multiprocessing does that) and, through the preloaded
+# ``kernelbench.forkserver_exit``, kills its workers' process groups on the way out; a
+# worker also asks the kernel to SIGKILL it when its parent (the forkserver) dies.
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """PR_SET_PDEATHSIG(SIGKILL) on Linux; exit at once if the parent is already gone."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+_LIVE: dict[int, "WorkerHandle"] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+def kill_live_workers() -> int:
+    """Kill every worker this process started and has not yet killed (Ctrl-C in a batch)."""
+    with _LIVE_LOCK:
+        handles = list(_LIVE.values())
+    for handle in handles:
+        try:
+            handle.kill()
+        except Exception:
+            pass
+    return len(handles)
 
 
 _MAIN_LOCK = threading.Lock()
@@ -429,6 +470,8 @@ class WorkerHandle:
             self.process.start()
         child_conn.close()
         self.conn = parent_conn
+        with _LIVE_LOCK:
+            _LIVE[id(self)] = self
         return self
 
     @property
@@ -477,6 +520,8 @@ class WorkerHandle:
     def kill(self) -> None:
         if self.process is None:
             return
+        with _LIVE_LOCK:
+            _LIVE.pop(id(self), None)
         pid = self.process.pid
         if self.process.is_alive():
             for sig in (signal.SIGKILL,):
