@@ -166,6 +166,8 @@ def _selected_dataset(cfg):
 
 
 def _devices(cfg, hardened: bool) -> list[str]:
+    if not cfg.device.startswith("cuda"):  # no torch import in the parent for a CPU batch
+        return ["cpu"] * max(1, cfg.num_gpu_devices)
     import torch
 
     cuda_ok = torch.cuda.is_available()
