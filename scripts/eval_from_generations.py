@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import _bootstrap  # noqa: F401
 
+import os
 import sys
 from pathlib import Path
 
@@ -275,6 +276,10 @@ def _main(cfg: EvalConfig) -> int:
                             keep_build_dirs=cfg.keep_build_dirs)
         except batch.BatchInterrupted as exc:
             print(str(exc), file=sys.stderr)
+            if exc.threads_left:  # do not wait for a busy thread at exit: what was saved is complete
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(EXIT_INTERRUPTED)
             return EXIT_INTERRUPTED
         except batch.BatchWriteError as exc:
             print(f"error: {exc.strerror}; rerun to resume once the disk has room", file=sys.stderr)

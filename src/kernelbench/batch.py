@@ -22,6 +22,7 @@ import hashlib
 import os
 import shutil
 import threading
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
@@ -231,9 +232,10 @@ def off_mode_evaluator(cfg: Any) -> Callable[[WorkItem, str, str], dict]:
 class BatchInterrupted(Exception):
     """Ctrl-C (or SIGTERM) stopped a batch; ``saved`` of ``total`` records were written."""
 
-    def __init__(self, saved: int, total: int):
+    def __init__(self, saved: int, total: int, threads_left: bool = False):
         super().__init__(f"interrupted: {saved} of {total} saved; rerun to resume")
         self.saved, self.total = saved, total
+        self.threads_left = threads_left  # a sample thread is still busy (e.g. starting the forkserver)
 
 
 class BatchWriteError(OSError):
@@ -256,7 +258,7 @@ def _stamp(record: dict, item: WorkItem) -> dict:
 
 def run_batch(items: list[WorkItem], evaluate: Callable[[WorkItem, str, str], dict], results_path: Path,
               devices: list[str], build_root: Path, keep_build_dirs: bool = True,
-              progress: bool = True) -> int:
+              progress: bool = True, stop_grace_s: float = 5.0) -> int:
     """Evaluate ``items`` with ``len(devices)`` concurrent workers; returns how many were written.
 
     Each record is merged into ``results_path`` under its cross-process lock as soon as
@@ -269,7 +271,8 @@ def run_batch(items: list[WorkItem], evaluate: Callable[[WorkItem, str, str], di
     finished verdict is never silently replaced.
 
     Raises :class:`BatchInterrupted` on Ctrl-C / SIGTERM (running workers are killed,
-    their unfinished samples are not written) and :class:`BatchWriteError` when the
+    their unfinished samples are not written; after ``stop_grace_s`` it stops waiting
+    for busy sample threads and says so in ``threads_left``) and :class:`BatchWriteError` when the
     results file cannot be written (disk full, permissions); what was written before
     stays valid in both cases.
     """
@@ -349,13 +352,16 @@ def run_batch(items: list[WorkItem], evaluate: Callable[[WorkItem, str, str], di
     except BaseException as exc:
         stop.set()
         pool.shutdown(wait=False, cancel_futures=True)
-        while not all(f.done() for f in futures):  # a running sample may start another worker
-            kill_live_workers()
+        deadline = time.monotonic() + stop_grace_s
+        while not all(f.done() for f in futures) and time.monotonic() < deadline:
+            kill_live_workers()  # a running sample may start another worker
             wait(futures, timeout=0.2)
         bar.close()
-        claims.release_all()
+        stuck = not all(f.done() for f in futures)
+        if not stuck:
+            claims.release_all()
         if isinstance(exc, KeyboardInterrupt):
-            raise BatchInterrupted(written, len(items)) from None
+            raise BatchInterrupted(written, len(items), stuck) from None
         if isinstance(exc, OSError):
             raise BatchWriteError(exc, written, len(items)) from None
         raise

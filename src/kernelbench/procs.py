@@ -295,7 +295,7 @@ def get_context() -> Any:
         if _CTX is None:
             if "forkserver" in mp.get_all_start_methods():
                 ctx = mp.get_context("forkserver")
-                ctx.set_forkserver_preload(["torch", "kernelbench.procs", "kernelbench.forkserver_exit"])
+                ctx.set_forkserver_preload(["kernelbench.forkserver_exit", "torch", "kernelbench.procs"])
                 from multiprocessing import forkserver
 
                 # Start the server now, with the scrubbed environment (workers can read its
