@@ -7,15 +7,15 @@ this hook SIGKILLs the process group of every worker it forked (each worker lead
 own group), so neither a worker nor a process the candidate started in the worker's
 group outlives the evaluator.  A candidate that leaves its process group on purpose
 is out of this hook's reach; the worker's own PR_SET_PDEATHSIG covers the worker.
-It is the first preload, so it also watches the evaluator while torch is imported.
+It is the first preload, so its watchdog also covers the evaluator dying while torch is imported.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import select
 import signal
-import threading
 
 _SERVER_PID = os.getpid()
 
@@ -51,28 +51,69 @@ def _kill_workers() -> None:
                 pass
 
 
-def _watch_parent_during_preload(parent: int) -> None:
-    """Exit as soon as the evaluator dies while the forkserver is still importing torch.
+def _alive_fd() -> int | None:
+    """The forkserver's alive-pipe (read end): ``main(listener_fd, alive_r, ...)`` in its command line."""
+    import re
+    import stat
 
-    Until the preload is done the forkserver is not reading its alive-pipe, so without
-    this watch it would outlive a SIGKILLed evaluator by the rest of its torch import
-    (tens of seconds on a loaded machine).  The thread ends when the preload has
-    finished, before the forkserver forks its first worker.
+    try:
+        with open("/proc/self/cmdline", "rb") as fh:
+            cmd = fh.read().decode(errors="replace")
+        m = re.search(r"forkserver import main; main\((\d+), (\d+)", cmd)
+        if m and stat.S_ISFIFO(os.fstat(int(m.group(2))).st_mode):
+            return int(m.group(2))
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _start_watchdog() -> tuple[int, int] | None:
+    """Fork a small watchdog that kills this forkserver if the evaluator dies during the preload.
+
+    Until the preload (torch) is imported the forkserver is not reading its alive-pipe,
+    and a Python thread cannot watch either (the import holds the GIL for seconds), so
+    without this the forkserver would outlive a SIGKILLed evaluator by the rest of its
+    torch import.  The watchdog is forked before torch is imported (a light process),
+    waits on the alive-pipe itself (end of file: the evaluator is gone, even if it died
+    before this module was imported), and exits when :func:`preload_done` closes its
+    pipe or the forkserver dies.
     """
-    import sys
-    import time
+    alive = _alive_fd()
+    if alive is None:
+        return None
+    server = os.getpid()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(r)
+        return pid, w
+    try:  # the watchdog (imports nothing after the fork)
+        os.close(w)
+        ready, _, _ = select.select([r, alive], [], [])
+        if alive in ready and r not in ready:  # the evaluator died; the preload is still running
+            try:
+                os.kill(server, signal.SIGKILL)
+            except OSError:
+                pass
+    finally:
+        os._exit(0)
 
-    while True:
-        if os.getppid() != parent:
-            _kill_workers()
-            os._exit(0)
-        procs = sys.modules.get("kernelbench.procs")
-        spec = getattr(procs, "__spec__", None)
-        if procs is not None and not getattr(spec, "_initializing", False):
-            return
-        time.sleep(0.1)
+
+_WATCHDOG = _start_watchdog()
+
+
+def preload_done() -> None:
+    """Called at the end of ``kernelbench.procs``'s import (the last preload): stop the watchdog."""
+    global _WATCHDOG
+    if _WATCHDOG is None or os.getpid() != _SERVER_PID:
+        return
+    pid, w = _WATCHDOG
+    _WATCHDOG = None
+    os.close(w)
+    try:  # reap it here, before the forkserver's SIGCHLD loop would report an unknown child
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 atexit.register(_kill_workers)
-threading.Thread(target=_watch_parent_during_preload, args=(os.getppid(),), daemon=True,
-                 name="kernelguard-parent-watch").start()
