@@ -84,7 +84,8 @@ class Tracker(threading.Thread):
                 if child not in self.seen:
                     st = _stat(child)
                     if st is not None:
-                        self.seen[child] = (st[2], _cmdline(child)[:200])
+                        role = "child" if pid == self.root else f"grandchild (parent {pid})"
+                        self.seen[child] = (st[2], f"[{role}] {_cmdline(child)[:160]}")
                 todo.append(child)
 
     def run(self) -> None:
@@ -103,7 +104,7 @@ class Tracker(threading.Thread):
             for pid, (start, cmd) in self.seen.items():
                 st = _stat(pid)
                 if st is not None and st[2] == start and st[1] not in ("Z", "X"):
-                    alive.append(f"{pid} {cmd}")
+                    alive.append(f"{pid} state {st[1]} ppid {st[0]} {cmd}")
             if not alive or time.monotonic() > deadline:
                 return alive
             time.sleep(0.1)

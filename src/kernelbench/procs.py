@@ -333,7 +333,7 @@ def scrubbed_env(extra: dict[str, str] | None = None, workspace: str | None = No
 # --------------------------------------------------------------------------- child side
 def _child_bootstrap(conn: Any, target: str, spec: dict) -> None:
     """Runs in the worker: isolate, then hand the channel to ``target``."""
-    _die_with_parent()
+    _die_with_parent(spec.pop("expected_parent", None))
     try:
         os.setsid()
     except OSError:
@@ -382,11 +382,35 @@ def _child_bootstrap(conn: Any, target: str, spec: dict) -> None:
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
-    """PR_SET_PDEATHSIG(SIGKILL) on Linux; exit at once if the parent is already gone."""
+def _expected_parent(ctx: Any) -> int | None:
+    """The pid a new worker's parent will have: the forkserver's, or ours under spawn."""
+    if ctx.get_start_method() != "forkserver":
+        return os.getpid()
+    from multiprocessing import forkserver
+
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    try:  # a dead forkserver is restarted by Process.start(): then the pid is not known here
+        with open(f"/proc/{pid}/stat") as fh:
+            raw = fh.read()
+        if raw[raw.rfind(")") + 2:].split()[0] in ("Z", "X"):
+            return None
+    except (OSError, TypeError):
+        return None
+    return pid
+
+
+def _die_with_parent(expected: int | None = None) -> None:
+    """PR_SET_PDEATHSIG(SIGKILL) on Linux; exit at once if the parent is already gone.
+
+    ``expected`` is the parent pid the evaluator saw when it asked for this worker: a
+    worker forked just as its forkserver died would otherwise find itself reparented
+    before the request took effect and never learn it.
+    """
     if not sys.platform.startswith("linux"):
         return
     parent = os.getppid()
+    if expected is not None and parent != expected:
+        os._exit(1)
     try:
         import ctypes
 
@@ -464,6 +488,10 @@ class WorkerHandle:
         if self.spec.get("spill_dir") is None:
             self.spec["spill_dir"] = make_spill_dir()
         parent_conn, child_conn = ctx.Pipe(duplex=True)
+        try:
+            self.spec["expected_parent"] = _expected_parent(ctx)
+        except Exception:
+            self.spec.pop("expected_parent", None)
         self.process = ctx.Process(target=_child_bootstrap, args=(child_conn, self.target, self.spec), daemon=True)
         self.started_at = time.monotonic()
         with _no_main_fixup():
