@@ -81,7 +81,7 @@ def _start_watchdog() -> tuple[int, int] | None:
     alive = _alive_fd()
     if alive is None:
         return None
-    server = os.getpid()
+    server, parent = os.getpid(), os.getppid()
     r, w = os.pipe()
     pid = os.fork()
     if pid:
@@ -89,14 +89,29 @@ def _start_watchdog() -> tuple[int, int] | None:
         return pid, w
     try:  # the watchdog (imports nothing after the fork)
         os.close(w)
-        ready, _, _ = select.select([r, alive], [], [])
-        if alive in ready and r not in ready:  # the evaluator died; the preload is still running
-            try:
-                os.kill(server, signal.SIGKILL)
-            except OSError:
-                pass
+        while True:
+            ready, _, _ = select.select([r, alive], [], [], 0.2)
+            if r in ready:  # the preload is done, or the forkserver died
+                break
+            # the evaluator died: its alive-pipe reached end of file, or (when a request of
+            # its is still queued, holding the pipe open) the forkserver was reparented
+            if alive in ready or _parent_of(server) not in (parent, None):
+                try:
+                    os.kill(server, signal.SIGKILL)
+                except OSError:
+                    pass
+                break
     finally:
         os._exit(0)
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    return int(raw[raw.rfind(")") + 2:].split()[1])
 
 
 _WATCHDOG = _start_watchdog()

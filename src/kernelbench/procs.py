@@ -334,6 +334,7 @@ def scrubbed_env(extra: dict[str, str] | None = None, workspace: str | None = No
 def _child_bootstrap(conn: Any, target: str, spec: dict) -> None:
     """Runs in the worker: isolate, then hand the channel to ``target``."""
     _die_with_parent(spec.pop("expected_parent", None))
+    _drop_alive_pipe()
     try:
         os.setsid()
     except OSError:
@@ -420,6 +421,24 @@ def _die_with_parent(expected: int | None = None) -> None:
         return
     if os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
+
+
+def _drop_alive_pipe() -> None:
+    """Close the forkserver's alive-pipe write end that multiprocessing hands every worker.
+
+    The forkserver exits when every holder of that pipe is gone; a worker holding it
+    would keep the forkserver (and so itself) alive after the evaluator died.
+    """
+    try:
+        from multiprocessing import forkserver
+
+        server = getattr(forkserver, "_forkserver", None)
+        fd = getattr(server, "_forkserver_alive_fd", None)
+        if fd is not None:
+            os.close(fd)
+            server._forkserver_alive_fd = None
+    except Exception:
+        pass
 
 
 _LIVE: dict[int, "WorkerHandle"] = {}
