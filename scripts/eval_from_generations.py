@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import _bootstrap  # noqa: F401
 
+import os
 import sys
 from pathlib import Path
 
@@ -33,6 +34,13 @@ from kernelbench.cli import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def default_build_root() -> str:
+    """Per-user cache directory (``platformdirs``), never inside the installed package."""
+    import platformdirs
+
+    return str(Path(platformdirs.user_cache_dir("kernelguard", appauthor=False)) / "builds")
 
 
 class EvalConfig(KBConfig):
@@ -70,7 +78,7 @@ class EvalConfig(KBConfig):
         self.timing_method = "cuda_event"
         self.build_cache = False
         self.num_cpu_workers = 20
-        self.kernel_eval_build_dir = str(REPO_ROOT / "cache")
+        self.kernel_eval_build_dir = default_build_root()
         self.num_gpu_devices = 1
         self.backend = "cuda"
         self.precision = "fp32"
@@ -87,42 +95,80 @@ class EvalConfig(KBConfig):
 
 
 
+
+# Exit codes (documented in the README, "Batch evaluation"):
+EXIT_OK = 0  # every selected sample with a kernel file has a record under this configuration
+EXIT_USAGE = 2  # bad key/value, bad subset, missing run directory, level or kernel files
+EXIT_UNSUPPORTED = 3  # every selected sample is UNSUPPORTED (e.g. device=cuda without CUDA)
+EXIT_RESULTS_IO = 4  # the results file could not be read or written (disk full, permissions, bad JSON)
+EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM; rerun the same command to resume
+
+
+class ScriptError(Exception):
+    def __init__(self, message: str, code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.code = code
+
+
+def _subset_bounds(cfg) -> tuple[int | None, int | None]:
+    """``subset=(start,end)``: inclusive problem ids, either bound may be None."""
+    value = cfg.subset
+    if value is None:
+        return None, None
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise ScriptError(f"subset must be (start,end) with inclusive problem ids, e.g. subset=(1,10) or "
+                          f"subset=(None,5); got {value!r}")
+    out = []
+    for bound in value:
+        if bound is None or (isinstance(bound, str) and bound.strip().lower() == "none"):
+            out.append(None)
+            continue
+        try:
+            if isinstance(bound, bool) or float(bound) != int(float(bound)):
+                raise ValueError
+            out.append(int(float(bound)))
+        except (TypeError, ValueError):
+            raise ScriptError(f"subset bounds must be problem ids (integers) or None; got {value!r}") from None
+    if out[0] is not None and out[1] is not None and out[0] > out[1]:
+        raise ScriptError(f"subset start {out[0]} is greater than its end {out[1]}")
+    return out[0], out[1]
+
+
 def _selected_dataset(cfg):
     from kernelbench.dataset import construct_kernelbench_dataset
 
-    ds = construct_kernelbench_dataset(cfg.level, source=cfg.dataset_src, dataset_name=cfg.dataset_name,
-                                       base_path=cfg.dataset_path)
+    start, end = _subset_bounds(cfg)
+    try:
+        ds = construct_kernelbench_dataset(cfg.level, source=cfg.dataset_src, dataset_name=cfg.dataset_name,
+                                           base_path=cfg.dataset_path)
+    except (FileNotFoundError, ValueError, ImportError) as exc:
+        raise ScriptError(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__) from None
+    ids = ds.get_problem_ids()
+    if not ids:
+        raise ScriptError(f"level {cfg.level} has no problems in this dataset")
     if cfg.problem_ids:
-        ids = cfg.problem_ids if isinstance(cfg.problem_ids, (list, tuple)) else [cfg.problem_ids]
-        return ds.subset(problem_ids=[int(i) for i in ids])
-    start, end = cfg.subset if cfg.subset else (None, None)
+        wanted = cfg.problem_ids if isinstance(cfg.problem_ids, (list, tuple)) else [cfg.problem_ids]
+        try:
+            wanted = [int(i) for i in wanted]
+        except (TypeError, ValueError):
+            raise ScriptError(f"problem_ids must be a list of integers, got {cfg.problem_ids!r}") from None
+        unknown = sorted(set(wanted) - set(ids))
+        if unknown:
+            raise ScriptError(f"problem_ids {unknown} are not in level {cfg.level} (ids {ids[0]}-{ids[-1]})")
+        return ds.subset(problem_ids=wanted)
     if start is not None or end is not None:
-        ids = ds.get_problem_ids()
-        lo = ids[0] if start is None else int(start)
-        hi = ids[-1] if end is None else int(end)
-        return ds.subset(id_range=(lo, hi))
+        lo = ids[0] if start is None else start
+        hi = ids[-1] if end is None else end
+        if not any(lo <= i <= hi for i in ids):
+            raise ScriptError(f"subset=({start},{end}) selects no problem of level {cfg.level} "
+                              f"(ids {ids[0]}-{ids[-1]})")
+        return ds.subset(id_range=(max(lo, ids[0]), min(hi, ids[-1])))
     return ds
 
 
-def main(cfg: EvalConfig) -> int:
-    from kernelbench import batch, runs
-
-    run_dir = Path(cfg.runs_dir) / cfg.run_name
-    if not run_dir.is_dir():
-        print(f"error: run directory {run_dir} does not exist", file=sys.stderr)
-        return 2
-    dataset = _selected_dataset(cfg)
-    hardened = cfg.reward_hardening_mode != "off"
-    results_path = run_dir / ("verified_eval_results.json" if hardened else "eval_results.json")
-    results = runs.load_results(results_path)
-    items, missing = batch.work_list(dataset, cfg.level, run_dir, cfg.num_samples_per_problem, results)
-    if missing and cfg.verbose:
-        print(f"[eval] {len(missing)} (problem, sample) pairs have no kernel file and are skipped")
-    print(f"[eval] {len(items)} samples to evaluate -> {results_path}")
-    if not items:
-        _write_pass_at_k(cfg, run_dir, results_path)
-        return 0
-
+def _devices(cfg, hardened: bool) -> list[str]:
+    if not cfg.device.startswith("cuda"):  # no torch import in the parent for a CPU batch
+        return ["cpu"] * max(1, cfg.num_gpu_devices)
     import torch
 
     cuda_ok = torch.cuda.is_available()
@@ -137,25 +183,117 @@ def main(cfg: EvalConfig) -> int:
         n = min(cfg.num_gpu_devices, torch.cuda.device_count())
         if n < cfg.num_gpu_devices:
             print(f"[eval] only {torch.cuda.device_count()} CUDA devices visible; using {n}")
-        devices = [f"cuda:{i}" for i in range(n)]
-    elif cfg.device.startswith("cuda") and not hardened:
-        print("error: CUDA is not available; pass device=cpu to evaluate on the CPU", file=sys.stderr)
-        return 2
-    elif cfg.device.startswith("cuda"):
-        devices = ["cuda:0"]  # hardened: every sample becomes UNSUPPORTED (fail closed)
-    else:
-        devices = ["cpu"] * max(1, cfg.num_gpu_devices)
+        return [f"cuda:{i}" for i in range(n)]
+    if cfg.device.startswith("cuda") and not hardened:
+        raise ScriptError("CUDA is not available; pass device=cpu to evaluate on the CPU")
+    if cfg.device.startswith("cuda"):
+        print("[eval] CUDA is not available: every sample will be UNSUPPORTED (fail closed); "
+              "pass device=cpu to evaluate on the CPU", file=sys.stderr)
+        return ["cuda:0"]
+    return ["cpu"] * max(1, cfg.num_gpu_devices)
 
-    build_root = Path(cfg.kernel_eval_build_dir) / cfg.run_name
-    if hardened:
-        from kernelbench.reward_hardening.batch import hardened_evaluator
 
-        evaluate = hardened_evaluator(cfg)
-    else:
-        evaluate = batch.off_mode_evaluator(cfg)
-    batch.run_batch(items, evaluate, results_path, devices, build_root, keep_build_dirs=cfg.keep_build_dirs)
+def _unsupported_reason(records: list[dict], cfg) -> str:
+    from collections import Counter
+
+    reasons = Counter(str((r.get("metadata") or {}).get("reward_hardening_unsupported") or "") for r in records)
+    reason = reasons.most_common(1)[0][0] if reasons else ""
+    if cfg.device.startswith("cuda"):
+        try:
+            import torch
+
+            if not torch.cuda.is_available():
+                return "CUDA is unavailable on this machine: pass device=cpu, or run on a CUDA host"
+        except Exception:
+            pass
+    return reason or "a required capability is missing (see the records' findings)"
+
+
+def _install_sigterm() -> None:
+    import signal
+
+    def _term(signum, frame):  # a preempted job: stop like Ctrl-C, keep what was saved
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, _term)
+    except ValueError:  # not the main thread
+        pass
+
+
+def main(cfg: EvalConfig) -> int:
+    try:
+        return _main(cfg)
+    except ScriptError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.code
+    except OSError as exc:  # results file unreadable/unwritable (ResultsFileError carries a one-line message)
+        print(f"error: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_RESULTS_IO
+
+
+def _main(cfg: EvalConfig) -> int:
+    from kernelbench import batch, runs
+
+    _install_sigterm()
+    run_dir = Path(cfg.runs_dir) / cfg.run_name
+    if not run_dir.is_dir():
+        raise ScriptError(f"run directory {run_dir} does not exist (runs_dir={cfg.runs_dir}, "
+                          f"run_name={cfg.run_name})")
+    dataset = _selected_dataset(cfg)
+    hardened = cfg.reward_hardening_mode != "off"
+    results_path = run_dir / ("verified_eval_results.json" if hardened else "eval_results.json")
+    with runs.results_lock(results_path):  # a writer's temp file exists only while it holds this lock
+        removed = runs.remove_stale_temp_files(run_dir, (results_path.name, "pass_at_k_results.json"))
+        results = runs.load_results(results_path)
+    if removed:
+        print(f"[eval] removed {len(removed)} temporary file(s) left by an interrupted earlier run")
+    config = batch.eval_config(cfg)
+    plan = batch.plan_batch(dataset, cfg.level, run_dir, cfg.num_samples_per_problem, results, config)
+    keys = [(pid, sid) for pid in dataset.get_problem_ids() for sid in range(cfg.num_samples_per_problem)]
+    if plan.missing:
+        if len(plan.missing) == len(keys):
+            example = runs.kernel_file_name(cfg.level, keys[0][0], 0)
+            raise ScriptError(f"no kernel files for level {cfg.level} in {run_dir} (expected names like {example})")
+        first = runs.kernel_file_name(cfg.level, *plan.missing[0])
+        print(f"[eval] {len(plan.missing)} of {len(keys)} selected samples have no kernel file (first: {first}); "
+              "they are skipped")
+    for line in plan.stale_lines():
+        print(line)
+    print(f"[eval] {len(plan.pending)} samples to evaluate ({plan.done} already done under this configuration) "
+          f"-> {results_path}")
+    if plan.pending:
+        devices = _devices(cfg, hardened)
+        build_root = Path(cfg.kernel_eval_build_dir) / cfg.run_name
+        if hardened:
+            from kernelbench.reward_hardening.batch import hardened_evaluator
+
+            evaluate = hardened_evaluator(cfg)
+        else:
+            evaluate = batch.off_mode_evaluator(cfg)
+        try:
+            batch.run_batch(plan.pending, evaluate, results_path, devices, build_root,
+                            keep_build_dirs=cfg.keep_build_dirs)
+        except batch.BatchInterrupted as exc:
+            print(str(exc), file=sys.stderr)
+            if exc.threads_left:  # do not wait for a busy thread at exit: what was saved is complete
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(EXIT_INTERRUPTED)
+            return EXIT_INTERRUPTED
+        except batch.BatchWriteError as exc:
+            print(f"error: {exc.strerror}; rerun to resume once the disk has room", file=sys.stderr)
+            return EXIT_RESULTS_IO
+    results = runs.load_results(results_path)
     _write_pass_at_k(cfg, run_dir, results_path)
-    return 0
+    for line in batch.summary_lines(results, keys, hardened, results_path):
+        print(line)
+    selected = [r for r in (runs.find_record(results, p, s) for p, s in keys) if r is not None]
+    if hardened and selected and all((r.get("reward_hardening") or {}).get("integrity_status") == "UNSUPPORTED"
+                                     for r in selected):
+        print(f"error: every sample is UNSUPPORTED: {_unsupported_reason(selected, cfg)}", file=sys.stderr)
+        return EXIT_UNSUPPORTED
+    return EXIT_OK
 
 
 def _write_pass_at_k(cfg, run_dir: Path, results_path: Path) -> None:
@@ -185,7 +323,8 @@ def _write_pass_at_k(cfg, run_dir: Path, results_path: Path) -> None:
                      "pass@k_count": len(ks)},
         "problems": problems,
     }
-    runs.atomic_write_json(run_dir / "pass_at_k_results.json", out)
+    with runs.results_lock(results_path):  # pass@k is derived from, and locked with, the results file
+        runs.atomic_write_json(run_dir / "pass_at_k_results.json", out)
 
 
 entry = cli_main(EvalConfig)(main)

@@ -39,7 +39,6 @@ import importlib.util
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -278,17 +277,9 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from kernelbench.runs import atomic_write_text
+
+    atomic_write_text(path, text)
 
 
 def _write_config_yaml(config: GenerationConfig, path: Path) -> None:

@@ -1,26 +1,43 @@
 """Batch evaluation of a runs directory (``scripts/eval_from_generations.py``).
 
 Every (problem, sample) is evaluated in its own disposable worker process; the parent
-writes the result file atomically after each sample, so a killed batch resumes
-exactly where it stopped (per sample, not per problem as upstream did).  Up to
-``num_gpu_devices`` samples run at once, sample *i* of a wave on ``cuda:i``.
-One misbehaving candidate (crash, hang, garbage) becomes that sample's record; it
-never stops the batch.
+merges each record into the results file atomically and under the file's lock
+(:mod:`kernelbench.runs`), so a killed batch resumes exactly where it stopped (per
+sample, not per problem as upstream did) and two batches on one run directory keep
+each other's records.  Up to ``num_gpu_devices`` samples run at once, each on its
+own device.  One misbehaving candidate (crash, hang, garbage) becomes that sample's
+record; it never stops the batch.
+
+Resume is keyed by configuration: every record carries ``metadata.eval_config``
+(:func:`eval_config` plus the sha256 of the candidate and reference sources), and a
+stored record counts as done only when that configuration equals the current one.
+A record evaluated under another mode, policy, device, precision, trial count,
+timing method, backend or KernelGuard version, one whose kernel file changed since,
+and one from an older version without ``eval_config`` are evaluated again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed, wait
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from kernelbench import runs
 
-__all__ = ["WorkItem", "evaluate_single_sample", "run_batch", "work_list"]
+__all__ = ["BatchInterrupted", "Plan", "WorkItem", "eval_config", "evaluate_single_sample", "plan_batch",
+           "run_batch", "summary_lines", "work_list"]
+
+# the keys of eval_config that are compared on resume, in the order they are reported
+CONFIG_KEYS = ("mode", "policy", "device", "precision", "backend", "num_correct_trials", "num_perf_trials",
+               "timing_method", "measure_performance", "allow_tf32", "kernelguard_version",
+               "candidate_sha256", "reference_sha256")
 
 
 @dataclass(frozen=True)
@@ -31,23 +48,123 @@ class WorkItem:
     ref_path: str | None
     ref_code: str
     problem_name: str
+    config: dict | None = field(default=None, compare=False)  # full eval_config of this sample
 
 
-def work_list(dataset: Any, level: int, run_dir: Path, num_samples: int,
-              results: dict[str, list[dict]]) -> tuple[list[WorkItem], list[tuple[int, int]]]:
-    """Pending items and the (problem, sample) pairs whose kernel file is missing."""
-    pending, missing = [], []
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def kernelguard_version() -> str:
+    from kernelbench import __version__
+
+    return __version__
+
+
+def eval_config(cfg: Any) -> dict:
+    """What a batch sample is evaluated under (stored as ``metadata.eval_config``).
+
+    ``device`` is the device kind (``cpu`` or ``cuda``): which of several GPUs ran a
+    sample does not change what it was evaluated under.  Keys that do not apply to a
+    mode are ``None`` (the hardened path has its own timing protocol and ignores
+    ``timing_method``; off mode has no policy).
+    """
+    hardened = cfg.reward_hardening_mode != "off"
+    device = "cuda" if str(cfg.device).startswith("cuda") else str(cfg.device)
+    return {
+        "mode": cfg.reward_hardening_mode,
+        "policy": cfg.reward_hardening_policy if hardened else None,
+        "device": device,
+        "precision": cfg.precision,
+        "backend": cfg.backend,
+        "num_correct_trials": int(cfg.num_correct_trials),
+        "num_perf_trials": int(cfg.num_perf_trials),
+        "timing_method": None if hardened else cfg.timing_method,
+        "measure_performance": True if hardened else bool(cfg.measure_performance),
+        "allow_tf32": bool(getattr(cfg, "allow_tf32", False)) if hardened else None,
+        "kernelguard_version": kernelguard_version(),
+    }
+
+
+def stored_config(record: dict) -> dict | None:
+    meta = record.get("metadata") if isinstance(record, dict) else None
+    conf = meta.get("eval_config") if isinstance(meta, dict) else None
+    return conf if isinstance(conf, dict) else None
+
+
+def config_differences(stored: dict | None, current: dict) -> list[str]:
+    """``key: old -> new`` for each key that differs (``[]`` when they match)."""
+    if stored is None:
+        return ["no stored configuration (written by an older version)"]
+    out = []
+    for key in CONFIG_KEYS:
+        if stored.get(key) != current.get(key):
+            if key.endswith("_sha256"):
+                out.append(f"{key.replace('_sha256', '')} source changed")
+            else:
+                out.append(f"{key}: {stored.get(key)} -> {current.get(key)}")
+    return out
+
+
+@dataclass
+class Plan:
+    """What a batch will do: pending items and why stored records are re-evaluated."""
+
+    pending: list[WorkItem]
+    missing: list[tuple[int, int]]  # (problem, sample) pairs without a kernel file
+    done: int  # samples whose stored record matches the current configuration
+    stale: Counter  # reason -> number of stored records evaluated again
+
+    def stale_lines(self) -> list[str]:
+        lines = []
+        for reason, n in self.stale.most_common():
+            what = "sample" if n == 1 else "samples"
+            lines.append(f"[eval] re-evaluating {n} {what}: stored record differs ({reason})")
+        return lines
+
+
+def plan_batch(dataset: Any, level: int, run_dir: Path, num_samples: int, results: dict[str, list[dict]],
+               config: dict | None = None) -> Plan:
+    """The work list, in problem order with the samples of a problem consecutive.
+
+    With ``config`` (from :func:`eval_config`), a stored record counts as done only when
+    its ``metadata.eval_config`` equals ``config`` plus the current sha256 of the kernel
+    and reference sources; without it, any stored record counts (upstream behaviour).
+    """
+    pending, missing, done, stale = [], [], 0, Counter()
     for pid in dataset.get_problem_ids():
         problem = dataset.get_problem_by_id(pid)
+        ref_sha = sha256_text(problem.code)
         for sid in range(num_samples):
-            if runs.record_exists(results, pid, sid):
-                continue
             path = run_dir / runs.kernel_file_name(level, pid, sid)
+            old = runs.find_record(results, pid, sid)
             if not path.exists():
-                missing.append((pid, sid))
+                if old is None:
+                    missing.append((pid, sid))
                 continue
-            pending.append(WorkItem(pid, sid, str(path), problem.path, problem.code, problem.name))
-    return pending, missing
+            full = None
+            if config is not None:
+                try:
+                    cand_sha = sha256_text(path.read_text(errors="surrogateescape"))
+                except OSError:
+                    missing.append((pid, sid))
+                    continue
+                full = dict(config, candidate_sha256=cand_sha, reference_sha256=ref_sha)
+            if old is not None:
+                diffs = [] if full is None else config_differences(stored_config(old), full)
+                if not diffs:
+                    done += 1
+                    continue
+                stale["; ".join(diffs)] += 1
+            pending.append(WorkItem(pid, sid, str(path), problem.path, problem.code, problem.name, full))
+    return Plan(pending, missing, done, stale)
+
+
+def work_list(dataset: Any, level: int, run_dir: Path, num_samples: int, results: dict[str, list[dict]],
+              config: dict | None = None) -> tuple[list[WorkItem], list[tuple[int, int]]]:
+    """Pending items and the (problem, sample) pairs whose kernel file is missing."""
+    plan = plan_batch(dataset, level, run_dir, num_samples, results, config)
+    return plan.pending, plan.missing
 
 
 def evaluate_single_sample(ref_code: str, kernel_code: str, device: str, build_dir: str,
@@ -112,31 +229,85 @@ def off_mode_evaluator(cfg: Any) -> Callable[[WorkItem, str, str], dict]:
     return evaluate
 
 
+class BatchInterrupted(Exception):
+    """Ctrl-C (or SIGTERM) stopped a batch; ``saved`` of ``total`` records were written."""
+
+    def __init__(self, saved: int, total: int, threads_left: bool = False):
+        super().__init__(f"interrupted: {saved} of {total} saved; rerun to resume")
+        self.saved, self.total = saved, total
+        self.threads_left = threads_left  # a sample thread is still busy (e.g. starting the forkserver)
+
+
+class BatchWriteError(OSError):
+    """The results file could not be written; the batch stopped."""
+
+    def __init__(self, error: OSError, saved: int, total: int):
+        super().__init__(error.errno, f"{error.strerror or error}; {saved} of {total} saved")
+        self.saved, self.total = saved, total
+
+
+def _stamp(record: dict, item: WorkItem) -> dict:
+    record["sample_id"] = item.sample_id
+    if item.config is not None:
+        meta = record.get("metadata")
+        if not isinstance(meta, dict):
+            meta = record["metadata"] = {}
+        meta["eval_config"] = dict(item.config)
+    return record
+
+
 def run_batch(items: list[WorkItem], evaluate: Callable[[WorkItem, str, str], dict], results_path: Path,
               devices: list[str], build_root: Path, keep_build_dirs: bool = True,
-              progress: bool = True) -> int:
-    """Evaluate ``items`` with ``len(devices)`` concurrent workers; returns how many were written."""
+              progress: bool = True, stop_grace_s: float = 5.0) -> int:
+    """Evaluate ``items`` with ``len(devices)`` concurrent workers; returns how many were written.
+
+    Each record is merged into ``results_path`` under its cross-process lock as soon as
+    it exists.  Batches on one run directory cooperate: a process claims a problem
+    (a lock file under ``build_root/.claims``) while it evaluates that problem's
+    samples; a problem claimed by another process is put back and taken up at the
+    end, when its samples are usually done.  When an item carries a configuration
+    (:func:`plan_batch` with ``config``) and a record of that sample under the same
+    configuration appeared meanwhile, that record is kept and the item skipped: a
+    finished verdict is never silently replaced.
+
+    Raises :class:`BatchInterrupted` on Ctrl-C / SIGTERM (running workers are killed,
+    their unfinished samples are not written; after ``stop_grace_s`` it stops waiting
+    for busy sample threads and says so in ``threads_left``) and :class:`BatchWriteError` when the
+    results file cannot be written (disk full, permissions); what was written before
+    stays valid in both cases.
+    """
+    from collections import deque
+
     from tqdm import tqdm
 
-    lock = threading.Lock()
-    free = list(devices)
-    free_lock = threading.Condition()
+    from kernelbench.procs import kill_live_workers
+
+    write_lock = threading.Lock()
+    queue_lock = threading.Lock()
+    stop = threading.Event()
+    queue, deferred = deque(items), deque()
     written = 0
+    view = _ResultsView(results_path)
+    claims = _Claims(Path(build_root) / ".claims")
+    bar = tqdm(total=len(items), desc="eval", unit="sample", disable=not progress, dynamic_ncols=True)
 
-    def take_device() -> str:
-        with free_lock:
-            while not free:
-                free_lock.wait()
-            return free.pop(0)
+    def same_config(item: WorkItem) -> Callable[[dict], bool]:
+        return lambda old: item.config is not None and stored_config(old) == item.config
 
-    def give_device(dev: str) -> None:
-        with free_lock:
-            free.append(dev)
-            free_lock.notify()
+    def next_item() -> tuple[WorkItem, bool] | None:
+        with queue_lock:
+            if queue:
+                return queue.popleft(), False
+            if deferred:
+                return deferred.popleft(), True
+            return None
 
-    def one(item: WorkItem) -> None:
+    def evaluate_one(item: WorkItem, dev: str) -> None:
         nonlocal written
-        dev = take_device()
+        if item.config is not None:
+            old = view.find(item.problem_id, item.sample_id)
+            if old is not None and same_config(item)(old):
+                return  # another process evaluated it meanwhile
         build_dir = build_root / str(item.problem_id) / str(item.sample_id)
         try:
             try:
@@ -144,20 +315,172 @@ def run_batch(items: list[WorkItem], evaluate: Callable[[WorkItem, str, str], di
             except Exception as exc:  # evaluator fault: fail closed for this sample only
                 record = _upstream_record(item.sample_id, {"compiled": False, "metadata": {
                     "error": f"evaluator error: {type(exc).__name__}: {exc}", "device": dev}})
-            record["sample_id"] = item.sample_id
-            with lock:
-                runs.upsert_record(results_path, item.problem_id, record)
-                written += 1
+            if stop.is_set():  # interrupted: its worker was killed, the record is not a verdict
+                return
+            record = _stamp(record, item)
+            with write_lock:
+                if runs.merge_record(results_path, item.problem_id, record, keep_existing=same_config(item)):
+                    written += 1
         finally:
-            give_device(dev)
             if not keep_build_dirs:
                 shutil.rmtree(build_dir, ignore_errors=True)
 
-    bar = tqdm(total=len(items), desc="eval", unit="sample", disable=not progress)
-    with ThreadPoolExecutor(max_workers=max(1, len(devices))) as pool:
-        futures = [pool.submit(one, it) for it in items]
+    def worker(dev: str) -> None:
+        while not stop.is_set():
+            got = next_item()
+            if got is None:
+                return
+            item, last_round = got
+            if not claims.acquire(item.problem_id, wait=last_round, stop=stop):
+                if stop.is_set():
+                    return
+                with queue_lock:
+                    deferred.append(item)
+                continue
+            try:
+                evaluate_one(item, dev)
+            finally:
+                claims.release(item.problem_id)
+            if not stop.is_set():
+                bar.update(1)
+
+    pool = ThreadPoolExecutor(max_workers=max(1, len(devices)))
+    futures = [pool.submit(worker, dev) for dev in devices or ["cpu"]]
+    try:
         for fut in as_completed(futures):
             fut.result()
-            bar.update(1)
+    except BaseException as exc:
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + stop_grace_s
+        while not all(f.done() for f in futures) and time.monotonic() < deadline:
+            kill_live_workers()  # a running sample may start another worker
+            wait(futures, timeout=0.2)
+        bar.close()
+        stuck = not all(f.done() for f in futures)
+        if not stuck:
+            claims.release_all()
+        if isinstance(exc, KeyboardInterrupt):
+            raise BatchInterrupted(written, len(items), stuck) from None
+        if isinstance(exc, OSError):
+            raise BatchWriteError(exc, written, len(items)) from None
+        raise
+    pool.shutdown(wait=True)
     bar.close()
     return written
+
+
+class _Claims:
+    """Per-problem claims of this process (``flock`` files; the kernel drops them if we die)."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.held: dict[int, list] = {}
+        self.mutex = threading.Lock()
+
+    def acquire(self, problem_id: int, wait: bool, stop: threading.Event) -> bool:
+        from filelock import FileLock, Timeout
+
+        while True:
+            with self.mutex:
+                if problem_id in self.held:
+                    self.held[problem_id][1] += 1
+                    return True
+                try:
+                    self.directory.mkdir(parents=True, exist_ok=True)
+                    lock = FileLock(str(self.directory / f"problem_{problem_id}.lock"), thread_local=False)
+                    lock.acquire(timeout=0)
+                    self.held[problem_id] = [lock, 1]
+                    return True
+                except Timeout:
+                    pass
+                except OSError:  # an unusable claim directory must not stop the batch
+                    self.held[problem_id] = [None, 1]
+                    return True
+            if not wait or stop.wait(0.25):
+                return False
+
+    def release(self, problem_id: int) -> None:
+        with self.mutex:
+            entry = self.held.get(problem_id)
+            if entry is None:
+                return
+            entry[1] -= 1
+            if entry[1] <= 0:
+                del self.held[problem_id]
+                if entry[0] is not None:
+                    entry[0].release()
+
+    def release_all(self) -> None:
+        with self.mutex:
+            for lock, _ in self.held.values():
+                if lock is not None:
+                    lock.release()
+            self.held.clear()
+
+
+class _ResultsView:
+    """The results file as last read, re-read only when its (inode, size, mtime) changed."""
+
+    def __init__(self, path: Path):
+        self.path, self.key, self.data = Path(path), None, {}
+
+    def find(self, problem_id: int, sample_id: int) -> dict | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if key != self.key:
+            try:
+                self.data, self.key = runs.load_results(self.path), key
+            except OSError:
+                return None
+        return runs.find_record(self.data, problem_id, sample_id)
+
+
+# --------------------------------------------------------------------------- summary
+def summary_lines(results: dict[str, list[dict]], keys: list[tuple[int, int]], hardened: bool,
+                  results_path: Path, top: int = 5) -> list[str]:
+    """A few human lines about the records of ``keys`` (the batch's selection)."""
+    records = [r for r in (runs.find_record(results, p, s) for p, s in keys) if r is not None]
+    n = len(records)
+    lines = [f"[eval] summary: {n} of {len(keys)} selected samples have a record"]
+    if hardened:
+        status = Counter(((r.get("reward_hardening") or {}).get("integrity_status") or "?") for r in records)
+        order = ["PASS", "SUSPICIOUS", "FAIL", "UNSUPPORTED"]
+        parts = [f"{k} {status[k]}" for k in order if status[k]] + \
+                [f"{k} {v}" for k, v in status.items() if k not in order]
+        lines.append("  integrity: " + (", ".join(parts) or "none"))
+        codes = Counter()
+        for r in records:
+            codes.update({f.get("code") for f in (r.get("reward_hardening") or {}).get("findings", [])
+                          if isinstance(f, dict) and f.get("code")})
+        if codes:
+            try:
+                from kernelbench.reward_hardening.codes import CODES
+            except Exception:  # pragma: no cover - summary must never fail the batch
+                CODES = {}
+            lines.append("  most frequent findings (samples):")
+            for code, c in codes.most_common(top):
+                info = CODES.get(code)
+                lines.append(f"    {code} x{c}: {info.summary if info else '(unknown code)'}")
+        fast = [r for r in records if _verified_speedup(r) is not None]
+        if fast:
+            faster = sum(1 for r in fast if _verified_speedup(r) > 1.0)
+            lines.append(f"  verified fast_1: {faster / n:.3f} ({faster} of {n} verified and faster than the "
+                         "reference measured beside them)")
+    else:
+        compiled = sum(1 for r in records if r.get("compiled"))
+        correct = sum(1 for r in records if r.get("compiled") and r.get("correctness"))
+        lines.append(f"  compiled {compiled}, correct {correct}, failed {n - correct}")
+    lines.append(f"  results: {results_path}")
+    return lines
+
+
+def _verified_speedup(record: dict) -> float | None:
+    rh = record.get("reward_hardening") or {}
+    t, ref = rh.get("verified_runtime"), rh.get("verified_reference_runtime")
+    if not rh.get("verified") or not isinstance(t, (int, float)) or not isinstance(ref, (int, float)) or t <= 0:
+        return None
+    return ref / t

@@ -146,7 +146,11 @@ def cli_main(config_cls: type[C]) -> Callable[[Callable[[C], Any]], Callable[...
 
                 print(yaml.dump(config.to_dict(), sort_keys=True))
                 return None
-            return fn(config)
+            try:
+                return fn(config)
+            except KeyboardInterrupt:  # Ctrl-C outside a batch loop: one line, no traceback
+                print("interrupted", file=sys.stderr)
+                raise SystemExit(130) from None
 
         entry.pydra_entry = pydra_entry  # type: ignore[attr-defined]
         return entry

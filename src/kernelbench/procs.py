@@ -317,7 +317,8 @@ def get_context() -> Any:
         if _CTX is None:
             if "forkserver" in mp.get_all_start_methods():
                 ctx = mp.get_context("forkserver")
-                ctx.set_forkserver_preload(["torch", "kernelbench.procs", "kernelbench._forkserver_guard"])
+                ctx.set_forkserver_preload(["kernelbench.forkserver_exit", "torch", "kernelbench.procs",
+                                            "kernelbench._forkserver_guard"])
                 from multiprocessing import forkserver
 
                 # Start the server now, with the scrubbed environment (workers can read its
@@ -355,6 +356,8 @@ def scrubbed_env(extra: dict[str, str] | None = None, workspace: str | None = No
 # --------------------------------------------------------------------------- child side
 def _child_bootstrap(conn: Any, target: str, spec: dict) -> None:
     """Runs in the worker: isolate, then hand the channel to ``target``."""
+    _die_with_parent(spec.pop("expected_parent", None))
+    _drop_alive_pipe()
     try:
         os.setsid()
     except OSError:
@@ -397,6 +400,88 @@ def _child_bootstrap(conn: Any, target: str, spec: dict) -> None:
         except Exception:
             pass
         raise
+
+
+# --------------------------------------------------------------------------- evaluator death
+# The batch process can die at any moment (SIGKILL, preemption).  Its forkserver exits
+# when its alive-pipe closes (multiprocessing does that) and, through the preloaded
+# ``kernelbench.forkserver_exit``, kills its workers' process groups on the way out; a
+# worker also asks the kernel to SIGKILL it when its parent (the forkserver) dies.
+PR_SET_PDEATHSIG = 1
+
+
+def _expected_parent(ctx: Any) -> int | None:
+    """The pid a new worker's parent will have: the forkserver's, or ours under spawn."""
+    if ctx.get_start_method() != "forkserver":
+        return os.getpid()
+    from multiprocessing import forkserver
+
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    try:  # a dead forkserver is restarted by Process.start(): then the pid is not known here
+        with open(f"/proc/{pid}/stat") as fh:
+            raw = fh.read()
+        if raw[raw.rfind(")") + 2:].split()[0] in ("Z", "X"):
+            return None
+    except (OSError, TypeError):
+        return None
+    return pid
+
+
+def _die_with_parent(expected: int | None = None) -> None:
+    """PR_SET_PDEATHSIG(SIGKILL) on Linux; exit at once if the parent is already gone.
+
+    ``expected`` is the parent pid the evaluator saw when it asked for this worker: a
+    worker forked just as its forkserver died would otherwise find itself reparented
+    before the request took effect and never learn it.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    if expected is not None and parent != expected:
+        os._exit(1)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _drop_alive_pipe() -> None:
+    """Close the forkserver's alive-pipe write end that multiprocessing hands every worker.
+
+    The forkserver exits when every holder of that pipe is gone; a worker holding it
+    would keep the forkserver (and so itself) alive after the evaluator died.
+    """
+    try:
+        from multiprocessing import forkserver
+
+        server = getattr(forkserver, "_forkserver", None)
+        fd = getattr(server, "_forkserver_alive_fd", None)
+        if fd is not None:
+            os.close(fd)
+            server._forkserver_alive_fd = None
+    except Exception:
+        pass
+
+
+_LIVE: dict[int, "WorkerHandle"] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+def kill_live_workers() -> int:
+    """Kill every worker this process started and has not yet killed (Ctrl-C in a batch)."""
+    with _LIVE_LOCK:
+        handles = list(_LIVE.values())
+    for handle in handles:
+        try:
+            handle.kill()
+        except Exception:
+            pass
+    return len(handles)
 
 
 _MAIN_LOCK = threading.Lock()
@@ -451,12 +536,18 @@ class WorkerHandle:
         if self.spec.get("spill_dir") is None:
             self.spec["spill_dir"] = make_spill_dir()
         parent_conn, child_conn = ctx.Pipe(duplex=True)
+        try:
+            self.spec["expected_parent"] = _expected_parent(ctx)
+        except Exception:
+            self.spec.pop("expected_parent", None)
         self.process = ctx.Process(target=_child_bootstrap, args=(child_conn, self.target, self.spec), daemon=True)
         self.started_at = time.monotonic()
         with _no_main_fixup():
             self.process.start()
         child_conn.close()
         self.conn = parent_conn
+        with _LIVE_LOCK:
+            _LIVE[id(self)] = self
         return self
 
     @property
@@ -543,6 +634,8 @@ class WorkerHandle:
     def kill(self) -> None:
         if self.process is None:
             return
+        with _LIVE_LOCK:
+            _LIVE.pop(id(self), None)
         pid = self.process.pid
         if self.process.is_alive():
             for sig in (signal.SIGKILL,):
@@ -624,3 +717,8 @@ def run_oneshot(call: str, kwargs: dict, timeout: float, workspace: str, env: di
         return {"ok": False, "error": str(exc)}
     finally:
         handle.kill()
+
+
+# The last forkserver preload: tell kernelbench.forkserver_exit that torch is imported.
+if "kernelbench.forkserver_exit" in sys.modules:
+    sys.modules["kernelbench.forkserver_exit"].preload_done()

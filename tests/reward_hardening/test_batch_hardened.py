@@ -55,7 +55,8 @@ def test_audit_batch_on_cpu(tmp_path):
 def test_enforce_batch_without_cuda_is_unsupported(tmp_path):
     run = _layout(tmp_path)
     proc = _run(tmp_path, "reward_hardening_mode=enforce")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 3, proc.stdout + proc.stderr  # every sample UNSUPPORTED: exit 3, one line why
+    assert "device=cpu" in proc.stderr.strip().splitlines()[-1]
     data = _validate_file(run / "verified_eval_results.json")
     for pid in ("1", "2"):
         rh = data[pid][0]["reward_hardening"]
