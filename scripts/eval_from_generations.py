@@ -268,7 +268,16 @@ def _main(cfg: EvalConfig) -> int:
         if hardened:
             from kernelbench.reward_hardening.batch import hardened_evaluator
 
-            evaluate = hardened_evaluator(cfg)
+            failures = {}
+            if cfg.build_cache:  # upstream's key: build every candidate's extensions first, in parallel
+                from kernelbench.reward_hardening.prebuild import prebuild_items
+
+                print(f"[eval] pre-building extensions with {cfg.num_cpu_workers} CPU workers")
+                failures = prebuild_items(plan.pending, str(build_root), devices[0], cfg.num_cpu_workers,
+                                          timeout=max(float(cfg.timeout), 900.0))
+                if failures:
+                    print(f"[eval] {len(failures)} candidates failed to build; they are recorded as load failures")
+            evaluate = hardened_evaluator(cfg, prebuild_failures=failures)
         else:
             evaluate = batch.off_mode_evaluator(cfg)
         try:
@@ -284,6 +293,10 @@ def _main(cfg: EvalConfig) -> int:
         except batch.BatchWriteError as exc:
             print(f"error: {exc.strerror}; rerun to resume once the disk has room", file=sys.stderr)
             return EXIT_RESULTS_IO
+        finally:
+            close = getattr(evaluate, "close", None)
+            if close is not None:  # the judges kept for the problems' samples
+                close()
     results = runs.load_results(results_path)
     _write_pass_at_k(cfg, run_dir, results_path)
     for line in batch.summary_lines(results, keys, hardened, results_path):

@@ -22,7 +22,12 @@ def default_build_dir(candidate_src: str, root: str | None = None) -> str:
     import hashlib
     from pathlib import Path
 
-    base = Path(root) if root else Path(__file__).resolve().parents[3] / "cache" / "kernelguard_builds"
+    if root:
+        base = Path(root)
+    else:  # a per-user cache directory, never inside the installed package
+        import platformdirs
+
+        base = Path(platformdirs.user_cache_dir("kernelguard", appauthor=False)) / "kernelguard_builds"
     return str(base / hashlib.sha256(candidate_src.encode()).hexdigest()[:16])
 
 

@@ -92,7 +92,7 @@ _RESULT_FILES = ("eval_results.json", "verified_eval_results.json", "pass_at_k_r
 def _without_results(manifest: dict) -> dict:
     """Drop the batch's own result files (and their atomic-write temp files and locks) from a manifest."""
     return {k: v for k, v in manifest.items()
-            if not any(k == r or k == f"{r}.lock" or (k.startswith(f".{r}.") and k.endswith(".tmp"))
+            if not any(k == r or k == f".{r}.lock" or (k.startswith(f".{r}.") and k.endswith(".tmp"))
                        for r in _RESULT_FILES)}
 
 
