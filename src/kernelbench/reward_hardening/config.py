@@ -78,8 +78,8 @@ class HardeningConfig:
     launch_hold_cycles: int = 300_000
     # Both workers share one GPU: the judge holds the hidden inputs, reference outputs
     # and staging buffers, the candidate its own outputs and temporaries.
-    gpu_memory_fraction: float | None = 0.45  # the candidate worker's cap of PyTorch's CUDA allocator
-    judge_gpu_memory_fraction: float | None = 0.45  # the judge's cap
+    gpu_memory_fraction: float | None = 0.35  # the candidate worker's cap of PyTorch's CUDA allocator
+    judge_gpu_memory_fraction: float | None = 0.6  # the judge's cap
     # Host memory (private resident memory, watched by the parent while it waits for a
     # reply; over the limit the worker is killed and the sample gets RH-43):
     # the candidate may use host_memory_base_bytes, plus host_memory_data_factor times

@@ -664,12 +664,16 @@ class Unit:
         private_dirs = tmp_roots | {p for p in (private or []) if p}
         # never re-grant a private directory or an ancestor of one (a script run from /tmp puts /tmp on sys.path)
         ro = {p for p in ro if not any(_under(os.path.realpath(q), os.path.realpath(p)) for q in private_dirs)}
+        # Operator-side diagnostics only (the evaluator's environment, never the candidate's):
+        # KERNELGUARD_SANDBOX_SKIP=landlock,seccomp,... leaves those mechanisms off for the
+        # candidate; the record then shows them as not applied (ERROR, UNSUPPORTED if required).
+        skip = {x.strip() for x in os.environ.get("KERNELGUARD_SANDBOX_SKIP", "").split(",") if x.strip()}
         self._spec = {
             "cgroup": self.cgroup,
-            "cgroup_ns": strict and self.cgroup is not None,
-            "seccomp": strict and caps["seccomp"].active,
-            "landlock": landlock_abi() if strict and caps["landlock"].active else 0,
-            "drop_caps": strict and caps["capability_drop"].active,
+            "cgroup_ns": strict and self.cgroup is not None and "cgroup_ns" not in skip,
+            "seccomp": strict and caps["seccomp"].active and "seccomp" not in skip,
+            "landlock": landlock_abi() if strict and caps["landlock"].active and "landlock" not in skip else 0,
+            "drop_caps": strict and caps["capability_drop"].active and "capability_drop" not in skip,
             "rw": sorted(p for p in (extra_rw or []) if p),
             "ro": sorted(ro),
             "private": sorted(private_dirs),

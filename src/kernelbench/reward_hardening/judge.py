@@ -279,15 +279,27 @@ class Judge:
         return out
 
     # ---------------------------------------------------------------- correctness
+    def _release(self) -> None:
+        """Drop what was lent and give cached device blocks back (lent sets can be GiBs)."""
+        self.arena.release()
+        if self.device.type == "cuda":
+            torch.cuda.ipc_collect()
+            torch.cuda.empty_cache()
+
     def cmd_probe(self, header: dict) -> None:
         """A hidden input set, its reference outputs (kept here) and two staging sets."""
-        self.arena.release()
+        if header.get("dry"):
+            self._check_deterministic()  # once per session, before any data is held
+        self._release()
         seed = int(header.get("seed", 0))
         skipped: list[str] = []
         if header.get("repeat_first"):
             if self.first is None:
                 raise RuntimeError("no first probe to repeat")
-            inputs, outs = self.first["inputs"], self.first["outs"]
+            # same values, fresh allocation: regenerated from the seed (or the private copy
+            # kept where get_inputs is not reproducible)
+            inputs = self.first["inputs"] if self.first["inputs"] is not None else self._generate(self.first["seed"])
+            outs = self.first["outs"]
         else:
             inputs = self._generate(seed)
             if header.get("perturb"):
@@ -314,7 +326,9 @@ class Judge:
             if v is not None:
                 variants[name] = {"variant_rel_error": compare(v, outs, self.spec["precision"]).rel_error}
         if header.get("keep_first"):
-            self.first = {"inputs": [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs], "outs": outs}
+            private = None if self._check_deterministic() else [v.clone() if isinstance(v, torch.Tensor) else v
+                                                                for v in inputs]
+            self.first = {"inputs": private, "seed": seed, "outs": outs}
         items, keys = self._lend(inputs)
         fps = [fingerprint(self.arena.tensor(k)) for k in keys]
         specs = [(list(t.shape), t.dtype) for t in tensors]
@@ -396,7 +410,7 @@ class Judge:
         if not cur["repeat"]:
             self.previous = [cur["outs"]]
         self.current = None
-        self.arena.release()
+        self._release()
         self.reply(result)
 
     # ---------------------------------------------------------------- timed calls
@@ -417,7 +431,7 @@ class Judge:
         problem's ``get_inputs`` is not reproducible), so nothing the candidate could
         observe before its call depends on whether it will be checked.
         """
-        self.arena.release()
+        self._release()
         seed = int(header["seed"])
         deterministic = self._check_deterministic()
         inputs = self._generate(seed)
@@ -444,7 +458,7 @@ class Judge:
             staged = [self.arena.tensor(k) for k in cur["stage"]]
             result["comparison"] = compare(staged, refs, self.spec["precision"]).as_dict()
         self.timed = None
-        self.arena.release()
+        self._release()
         self.reply(result)
 
     def cmd_ref_prepare(self, header: dict) -> None:

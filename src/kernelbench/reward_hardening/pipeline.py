@@ -617,7 +617,8 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
             ev.reference_error = str(exc)
             # before the candidate ran, the reference (or its data) is at fault: UNSUPPORTED;
             # once the candidate's code ran, a disrupted judge is the candidate's failure
-            code = "RH-45" if ev.candidate_started else ("RH-44" if exc.oom else "RH-33")
+            # (a judge out of memory is RH-44 in either case: the problem's data did not fit)
+            code = "RH-44" if exc.oom else ("RH-45" if ev.candidate_started else "RH-33")
             return records.build_record(cfg, ev, static_findings + [finding(code, cfg.policy, {"error": str(exc)[:2000]})],
                                         device)
         try:

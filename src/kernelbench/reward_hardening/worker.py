@@ -300,7 +300,7 @@ class Harness:
         size = sum(_numel(v) * _element_size(v) for v in out if _type(v) is _Tensor)
         self.kept.append((out, size))
         self.kept_bytes += size
-        while self.kept_bytes > self.keep_alive_limit and _len(self.kept) > 1:
+        while self.kept_bytes > self.keep_alive_limit and self.kept:  # a set over the budget is not kept
             self.kept_bytes -= self.kept.pop(0)[1]
         return out
 
