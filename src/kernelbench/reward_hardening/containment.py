@@ -671,6 +671,7 @@ class Unit:
         self._spec = {
             "cgroup": self.cgroup,
             "cgroup_ns": strict and self.cgroup is not None and "cgroup_ns" not in skip,
+            "protect": "trusted_not_dumpable" not in skip,
             "seccomp": strict and caps["seccomp"].active and "seccomp" not in skip,
             "landlock": landlock_abi() if strict and caps["landlock"].active and "landlock" not in skip else 0,
             "drop_caps": strict and caps["capability_drop"].active and "capability_drop" not in skip,
@@ -791,7 +792,8 @@ def enter(spec: dict) -> dict:
                 fh.write("0")
             applied["cgroup"] = True
         if role != "candidate":
-            protect_trusted_process()
+            if cspec.get("protect", True):
+                protect_trusted_process()
             return applied
         if len(os.listdir("/proc/self/task")) != 1:
             raise ContainmentError("the candidate worker already runs threads; refusing to sandbox half of it")
