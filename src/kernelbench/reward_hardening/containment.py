@@ -673,7 +673,8 @@ class Unit:
             "cgroup_ns": strict and self.cgroup is not None and "cgroup_ns" not in skip,
             "protect": "trusted_not_dumpable" not in skip,
             "seccomp": strict and caps["seccomp"].active and "seccomp" not in skip,
-            "landlock": landlock_abi() if strict and caps["landlock"].active and "landlock" not in skip else 0,
+            "landlock": min(landlock_abi(), int(os.environ.get("KERNELGUARD_LANDLOCK_MAX_ABI", "99")))
+            if strict and caps["landlock"].active and "landlock" not in skip else 0,
             "drop_caps": strict and caps["capability_drop"].active and "capability_drop" not in skip,
             "rw": sorted(p for p in (extra_rw or []) if p),
             "ro": sorted(ro),
