@@ -645,7 +645,8 @@ class Unit:
     report: dict = field(default_factory=dict)
     _spec: dict = field(default_factory=dict)
 
-    def child_spec(self, private: list[str] | None = None, extra_rw: list[str] | None = None) -> dict:
+    def child_spec(self, private: list[str] | None = None, extra_rw: list[str] | None = None,
+                   device: str | None = None) -> dict:
         """The ``spec["containment"]`` entry that :func:`enter` applies in the child.
 
         ``private``: directories the candidate must not read (the evaluation root's
@@ -672,6 +673,7 @@ class Unit:
             "cgroup": self.cgroup,
             "cgroup_ns": strict and self.cgroup is not None and "cgroup_ns" not in skip,
             "protect": "trusted_not_dumpable" not in skip,
+            "landlock_off_reason": None,
             "seccomp": strict and caps["seccomp"].active and "seccomp" not in skip,
             "landlock": min(landlock_abi(), int(os.environ.get("KERNELGUARD_LANDLOCK_MAX_ABI", "99")))
             if strict and caps["landlock"].active and "landlock" not in skip else 0,
@@ -680,6 +682,15 @@ class Unit:
             "ro": sorted(ro),
             "private": sorted(private_dirs),
         }
+        if strict and device and str(device).startswith("cuda") and self._spec["landlock"]:
+            # Measured on the H200: under Landlock (every ABI from 3 to 7) the candidate's
+            # cudaIpcOpenMemHandle of the judge's lent inputs fails ("mapping of buffer object
+            # failed"), while seccomp, the capability drop, the cgroup namespace and the
+            # non-dumpable judge leave it working.  Landlock is not required; on CUDA it is
+            # left off and the record says why.
+            self._spec["landlock"] = 0
+            self._spec["landlock_off_reason"] = ("not applied on CUDA: Landlock breaks the candidate's CUDA IPC "
+                                                 "import of the judge's lent tensors (measured on the H200)")
         return dict(self._spec)
 
     def attach(self, pid: int | None) -> None:
@@ -864,10 +875,13 @@ def record_capabilities(reports: dict, mode: str, rejected: bool) -> dict[str, A
     out["seccomp"] = entry("seccomp", ver.get("seccomp_mode") == "2" and ver.get("no_new_privs") == "1",
                            bool(applied.get("seccomp")), "seccomp-BPF filter verified in /proc/<pid>/status")
     ll = int(applied.get("landlock") or 0)
-    out["landlock"] = entry("landlock", ll > 0 and bool(ver), ll > 0,
-                            f"Landlock ABI {ll}: reads outside temp/evaluation roots, writes only in the "
-                            f"workspace, build and spill directories" + (", no TCP" if ll >= 4 else "")
-                            + (", signals scoped" if ll >= 6 else ""))
+    if applied.get("landlock_off_reason"):
+        out["landlock"] = ("UNSUPPORTED", enforce and "landlock" in REQUIRED, applied["landlock_off_reason"])
+    else:
+        out["landlock"] = entry("landlock", ll > 0 and bool(ver), ll > 0,
+                                f"Landlock ABI {ll}: reads outside temp/evaluation roots, writes only in the "
+                                f"workspace, build and spill directories" + (", no TCP" if ll >= 4 else "")
+                                + (", signals scoped" if ll >= 6 else ""))
     out["capability_drop"] = entry("capability_drop", ver.get("cap_eff") == _ZERO_CAPS
                                    and ver.get("cap_bnd") == _ZERO_CAPS, bool(applied.get("drop_caps")),
                                    "CapEff and CapBnd of the candidate are empty")
