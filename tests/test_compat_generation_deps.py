@@ -26,8 +26,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 # import name -> distribution name, where they differ
 _DIST_OF = {"yaml": "pyyaml", "dotenv": "python-dotenv", "pydra": "pydra-config"}
-# imported only by optional code paths that are declared as extras or are the package itself
-_NOT_DISTRIBUTIONS = {"kernelbench", "_bootstrap"}
+# the package itself and the scripts' own modules (scripts/ is on sys.path when one runs)
+_NOT_DISTRIBUTIONS = {"kernelbench"} | {p.stem for p in (Path(__file__).resolve().parents[1] / "scripts").glob("*.py")}
+# optional tools imported only after checking they are installed, documented as not being
+# dependencies: nsight-python (kernelbench.profile, Nsight Compute profiling)
+_OPTIONAL_UNDECLARED = {"nsight"}
 
 
 def _declared() -> set[str]:
@@ -71,7 +74,7 @@ def _third_party_imports() -> dict[str, str]:
                     continue
                 for mod in mods:
                     top = mod.split(".")[0]
-                    if top not in std and top not in _NOT_DISTRIBUTIONS:
+                    if top not in std and top not in _NOT_DISTRIBUTIONS and top not in _OPTIONAL_UNDECLARED:
                         found.setdefault(top, str(path.relative_to(REPO)))
     return found
 

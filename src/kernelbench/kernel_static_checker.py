@@ -45,9 +45,23 @@ Deviations from upstream (deliberate)
       ``using namespace``); ``tilelang_impl`` needs ``@T.prim_func`` and an iteration
       construct (``T.grid``, ``T.Parallel``, ``T.Pipelined``, ...).
     * **Input forms.**  Indented snippets are dedented before parsing; text that is not
-      Python but looks like C/C++/CUDA is analysed as one bare C++ source; Python that
-      does not parse yields the error ``syntax_error`` (fail closed) instead of
-      regex guesses.
+      Python but looks like C/C++/CUDA (or is made of C++ statements that happen to
+      parse as Python, such as ``NumericConverter<half_t, float> c;``) is analysed as
+      one bare C++ source; Python that does not parse yields the error ``syntax_error``
+      (fail closed) instead of regex guesses.
+    * **code_bypass** also reports a ``ModelNew.forward`` whose body is only ``pass`` /
+      ``...`` / a docstring (it computes nothing).
+    * **precision_downgrade** messages name the format as upstream does
+      (``required FP32 but code uses FP16``; ``BF16``, ``TF32``, ``FP8`` likewise) and
+      also cover ``.float16()`` and ThunderKittens' ``tk::half(...)``.
+
+Per-check functions
+    ``check_<name>(code) -> (flagged, message)`` (``check_precision_downgrade(code,
+    precision="fp32")``) and the :data:`CHECK_FUNCTIONS` registry keep upstream's call
+    shapes; each builds the analysis of ``code`` (or takes one already built).  The
+    pattern constants (``TRY_EXCEPT_PATTERNS`` ... ``FP32_TO_FP16_PATTERNS``) keep
+    upstream's names with this module's own patterns; they answer a direct check call
+    only for a fragment that parses as neither Python nor C++ (the *text tier*).
 """
 
 from __future__ import annotations
