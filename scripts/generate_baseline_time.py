@@ -1,6 +1,12 @@
 """Time the reference programs (eager and torch.compile) and write baseline JSON files.
 
     uv run python scripts/generate_baseline_time.py hardware=H200 dataset_path=demo level=1
+    uv run python scripts/generate_baseline_time.py        # no keys: every default below
+
+With no keys (as upstream's script is run): ``device`` is cuda when available, else
+cpu; ``hardware`` is named after the device (``NVIDIA_H200``, ``CPU_x86_64``); levels
+1-3 of the local ``KernelBench/`` tree are timed, or the bundled demo problems when that
+tree is absent (a note says how to point at the real set).
 
 Writes ``results/timing/<hardware>/baseline_time_torch.json`` and, for each entry of
 ``compile_modes``, ``baseline_time_torch_compile_inductor_<mode>.json`` in upstream's
@@ -23,8 +29,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pydra import REQUIRED
-
 from kernelbench.cli import ConfigError, KBConfig, cli_main
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -41,14 +45,14 @@ class BaselineConfig(KBConfig):
     }
 
     def __init__(self):
-        self.hardware = REQUIRED
+        self.hardware = None  # None: named after the device (GPU name, or CPU_<machine>)
         self.level = None  # None = every level present in the dataset (1-3)
         self.problem_ids = None
         self.dataset_src = "local"
         self.dataset_name = "ScalingIntelligence/KernelBench"
         self.dataset_path = None
         self.precision = "fp32"
-        self.device = "cuda"
+        self.device = None  # None: cuda when available, else cpu (with a note)
         self.num_trials = 100
         self.num_warmup = 5
         self.timing_method = "cuda_event"
@@ -59,7 +63,11 @@ class BaselineConfig(KBConfig):
         self.verbose = False
 
     def validate(self):
-        if not str(self.hardware).strip() or "/" in str(self.hardware):
+        if self.device is None or str(self.device).strip().lower() in ("", "none", "auto"):
+            self.device = None
+        if self.hardware is None or str(self.hardware).strip().lower() in ("", "none"):
+            self.hardware = None
+        elif not str(self.hardware).strip() or "/" in str(self.hardware):
             raise ConfigError("hardware", "must be a plain directory name such as H200")
         if isinstance(self.compile_modes, str):
             self.compile_modes = [self.compile_modes]
@@ -67,6 +75,41 @@ class BaselineConfig(KBConfig):
         for m in self.compile_modes or []:
             if m not in allowed:
                 raise ConfigError("compile_modes", f"got {m!r}; accepted values: {', '.join(allowed)}")
+
+
+def _auto_device(requested: str | None) -> str:
+    import torch
+
+    if requested is not None:
+        return requested
+    if torch.cuda.is_available():
+        return "cuda"
+    print("[baseline] no CUDA device: timing on the CPU (pass device=cuda on a GPU host)", file=sys.stderr)
+    return "cpu"
+
+
+def hardware_name(device: str) -> str:
+    """A directory name for the machine: the GPU's name (``NVIDIA_H200``) or ``CPU_<arch>``."""
+    import re
+
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        name = torch.cuda.get_device_name(device)
+    else:
+        name = f"CPU_{platform.machine() or 'unknown'}"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "unknown"
+
+
+def _auto_dataset(cfg) -> None:
+    """No ``KernelBench/`` tree and no ``dataset_path``: time the bundled demo problems instead."""
+    from kernelbench.dataset import DEFAULT_DATASET_PATH
+
+    if cfg.dataset_src == "local" and cfg.dataset_path is None and not DEFAULT_DATASET_PATH.is_dir():
+        print(f"[baseline] no KernelBench/ problem tree at {DEFAULT_DATASET_PATH}: timing the bundled demo "
+              "problems (pass dataset_path=/path/to/KernelBench, or dataset_src=huggingface, for the real set)",
+              file=sys.stderr)
+        cfg.dataset_path = "demo"
 
 
 def environment(device: str, precision: str) -> dict:
@@ -109,7 +152,11 @@ def main(cfg: BaselineConfig) -> int:
     from kernelbench.procs import run_oneshot
     from kernelbench.runs import atomic_write_json
 
-    device = "cuda:0" if cfg.device == "cuda" else cfg.device
+    requested = cfg.device = _auto_device(cfg.device)
+    device = "cuda:0" if requested == "cuda" else requested
+    if cfg.hardware is None:
+        cfg.hardware = hardware_name(device)
+    _auto_dataset(cfg)
     if device.startswith("cuda"):
         import torch
 

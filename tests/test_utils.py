@@ -216,14 +216,17 @@ def test_query_server_mock_response_is_offline(monkeypatch):
     from kernelbench.utils import query_server
 
     reply = "```python\nprint('hi')\n```"
-    out = query_server("hello", "openai", "openai/gpt-4o-mini", 64, 0.0, mock_response=reply)
+    out = query_server("hello", server_type="openai", model_name="openai/gpt-4o-mini", max_tokens=64,
+                       temperature=0.0, mock_response=reply)
     assert out == reply
     # preset fills the model; reasoning and thinking paths build valid requests too
-    assert query_server("hello", "anthropic", None, None, None, budget_tokens=1024, mock_response="a") == "a"
-    assert query_server("hello", "sglang", None, None, None, mock_response="b") == "b"
+    assert query_server("hello", server_type="anthropic", budget_tokens=1024, mock_response="a") == "a"
+    assert query_server("hello", server_type="sglang", mock_response="b") == "b"
     assert (
-        query_server("hello", "openai", "o3-mini", None, None, is_reasoning_model=True, reasoning_effort="low", mock_response="c")
+        query_server("hello", server_type="openai", model_name="o3-mini", is_reasoning_model=True,
+                     reasoning_effort="low", mock_response="c")
         == "c"
     )
     with pytest.raises(ValueError):
-        query_server("hello", "nonexistent", "m", 1, 0.0, mock_response="x")
+        query_server("hello", server_type="nonexistent", model_name="m", max_tokens=1, temperature=0.0,
+                     mock_response="x")

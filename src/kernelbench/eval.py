@@ -37,7 +37,12 @@ from kernelbench.timing import resolve_device, synchronize
 
 __all__ = [
     "KernelExecResult",
+    "KERNEL_BENCH_PATH",
+    "REPO_TOP_PATH",
     "build_compile_cache",
+    "build_compile_cache_legacy",
+    "build_compile_cache_with_capturing",
+    "check_metadata_serializable",
     "check_metadata_serializable_all_types",
     "eval_kernel_against_ref",
     "fetch_ref_arch_from_level_problem_id",
@@ -218,7 +223,13 @@ def load_custom_model_with_tempfile(model_custom_src: str, entry_point: str = "M
     return getattr(module, entry_point, None), tmp
 
 
-def graceful_eval_cleanup(curr_context: dict | None, device: Any, tempfile_handle: Any = None) -> None:
+def graceful_eval_cleanup(curr_context: dict | None, device: Any, tempfile: Any = None, *,
+                          tempfile_handle: Any = None) -> None:
+    """Release GPU memory and remove a tempfile from :func:`load_custom_model_with_tempfile`.
+
+    ``tempfile`` is upstream's keyword; ``tempfile_handle`` is accepted as an alias.
+    """
+    tempfile_handle = tempfile if tempfile is not None else tempfile_handle
     if curr_context is not None:
         curr_context.clear()
     try:
@@ -480,3 +491,49 @@ def eval_kernel_against_ref(
     result.metadata = metadata
     graceful_eval_cleanup(None, dev)
     return result
+
+
+# --------------------------------------------------------------------------- upstream extras
+#: Repository root and upstream's default dataset location (same values as ``kernelbench.dataset``).
+REPO_TOP_PATH: str = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+KERNEL_BENCH_PATH: str = os.path.join(REPO_TOP_PATH, "KernelBench")
+
+
+def build_compile_cache_legacy(custom_model_src: str, verbose: bool = False, build_dir: str | None = None):
+    """Upstream's older name for :func:`build_compile_cache` (same behaviour)."""
+    return build_compile_cache(custom_model_src, verbose=verbose, build_dir=build_dir)
+
+
+def build_compile_cache_with_capturing(custom_model_src: str, verbose: bool = False,
+                                       build_dir: str | None = None, timeout: float | None = 900.0):
+    """Import the candidate in a fresh Python subprocess; returns ``(returncode, stdout, stderr)``.
+
+    Compiler output (nvcc errors) is captured even when it is written by child processes
+    that bypass Python's streams.  ``build_dir`` becomes ``TORCH_EXTENSIONS_DIR``; a run
+    longer than ``timeout`` seconds is killed and reported with return code -9.
+    """
+    import subprocess
+
+    env = dict(os.environ)
+    if build_dir:
+        os.makedirs(build_dir, exist_ok=True)
+        env["TORCH_EXTENSIONS_DIR"] = build_dir
+    with tempfile.TemporaryDirectory(prefix="kb_build_") as tmp:
+        path = os.path.join(tmp, "candidate.py")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(custom_model_src)
+        try:
+            proc = subprocess.run([sys.executable, path], cwd=tmp, env=env, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+            return -9, out, err + f"\n[build timed out after {timeout} s]"
+    if verbose:
+        print(proc.stdout, proc.stderr, sep="\n")
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def check_metadata_serializable(metadata: dict) -> dict:
+    """Upstream's legacy serialiser; here the same as :func:`check_metadata_serializable_all_types`."""
+    return check_metadata_serializable_all_types(metadata)

@@ -34,6 +34,12 @@ import torch
 
 __all__ = [
     "clear_l2_cache",
+    "clear_l2_cache_triton",
+    "time_execution_with_cuda_event",
+    "time_execution_with_do_bench_impl",
+    "time_execution_with_do_bench_interface",
+    "time_execution_with_host_time",
+    "time_execution_with_nsight_python",
     "fetch_baseline_time",
     "get_timing_function",
     "get_timing_stats",
@@ -226,15 +232,69 @@ def time_execution_with_do_bench_impl(
     return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
 
+def clear_l2_cache_triton(cache: Any = None, device: Any = "cuda") -> None:
+    """Flush L2 with Triton's benchmark cache buffer (upstream's alternative to :func:`clear_l2_cache`).
+
+    ``cache`` may be a buffer from ``get_empty_cache_for_benchmark()`` to reuse.
+    Needs Triton and a CUDA device.
+    """
+    dev = resolve_device(device)
+    _require_cuda(dev, "clear_l2_cache_triton")
+    from triton import runtime as triton_runtime
+
+    with torch.cuda.device(dev):
+        driver = triton_runtime.driver.active
+        driver.clear_cache(cache if cache is not None else driver.get_empty_cache_for_benchmark())
+
+
+def time_execution_with_nsight_python(
+    kernel_fn: Callable,
+    args: Sequence,
+    num_warmup: int = 3,
+    num_trials: int = 10,
+    discard_first: int = 1,
+    verbose: bool = True,
+    device: Any = None,
+) -> list[float]:
+    """GPU time from Nsight Compute (``gpu__time_duration.sum``) via nsight-python, NVIDIA only.
+
+    Returns a **one-element** list (the average over ``num_trials`` runs, ms), as
+    upstream; ``discard_first`` is unused.  Raises ``RuntimeError`` when nsight-python,
+    ``ncu`` or an NVIDIA GPU is missing.
+    """
+    from kernelbench.profile import profile_with_nsight
+    from kernelbench.utils import get_gpu_vendor
+
+    dev = resolve_device(device)
+    _require_cuda(dev, "nsight_python_time")
+    if get_gpu_vendor(dev) != "nvidia":
+        raise RuntimeError("nsight_python_time needs an NVIDIA GPU; use cuda_event or do_bench")
+    with torch.cuda.device(dev):
+        _warmup(kernel_fn, args, num_warmup, dev)
+        torch.cuda.empty_cache()
+        clear_l2_cache(dev)
+        values = profile_with_nsight(lambda: kernel_fn(*args), metrics=["gpu__time_duration.sum"],
+                                     num_trials=num_trials)
+    ns = values.get("gpu__time_duration.sum")
+    if ns is None:
+        raise RuntimeError("Nsight returned no gpu__time_duration.sum")
+    ms = float(ns) / 1e6
+    if verbose:
+        print(f"[nsight_python_time] average GPU time {ms:.3f} ms over {num_trials} runs")
+    return [ms]
+
+
 TIMING_METHODS: dict[str, Callable[..., list[float]]] = {
     "cuda_event": time_execution_with_cuda_event,
     "do_bench": time_execution_with_do_bench_interface,
     "do_bench_impl": time_execution_with_do_bench_impl,
     "host_time": time_execution_with_host_time,
+    "nsight_python_time": time_execution_with_nsight_python,
 }
 
 
-def get_timing_function(method: str) -> Callable[..., list[float]]:
+def get_timing_function(method: str = "cuda_event") -> Callable[..., list[float]]:
+    """The timing function for ``method`` (default ``cuda_event``, as upstream); unknown -> ValueError."""
     try:
         return TIMING_METHODS[method]
     except KeyError:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -37,6 +38,21 @@ __all__ = [
     "query_server",
     "read_file",
     "set_gpu_arch",
+    # upstream-compatible extras
+    "REPO_TOP_PATH",
+    "SGLANG_KEY",
+    "create_inference_server_from_presets",
+    "extract_python_code",
+    "get_gpu_vendor",
+    "get_package_resource_path",
+    "maybe_multiprocess_cuda",
+    "maybe_multithread",
+    "print_messages",
+    "rand_mix",
+    "rand_mix_like",
+    "remove_code_block_header",
+    "resolve_path",
+    "sample",
 ]
 
 REPO_TOP_DIR = Path(__file__).resolve().parents[2]
@@ -241,22 +257,23 @@ def set_gpu_arch(arch_list: Sequence[str] | str) -> str:
 # prefix.  "local" is an alias of "sglang" (any OpenAI-compatible local server:
 # SGLang, vLLM, Tokasaurus ...).
 SERVER_PRESETS: dict[str, dict[str, Any]] = {
-    "openai": {"model_name": "openai/gpt-4o-2024-08-06", "max_tokens": 4096, "temperature": 0.0},
-    "anthropic": {"model_name": "anthropic/claude-3-5-sonnet-20241022", "max_tokens": 8192, "temperature": 0.8},
+    # Same models, temperatures and token limits as upstream KernelBench's presets.
+    "openai": {"model_name": "gpt-4o-2024-08-06", "max_tokens": 4096, "temperature": 0.0},
+    "anthropic": {"model_name": "anthropic/claude-3-7-sonnet-20250219", "max_tokens": 8192, "temperature": 0.8},
     "google": {"model_name": "gemini/gemini-2.5-flash", "max_tokens": 16384, "temperature": 0.7},
-    "deepseek": {"model_name": "deepseek/deepseek-chat", "max_tokens": 8192, "temperature": 1.0},
+    "deepseek": {"model_name": "deepseek/deepseek-coder", "max_tokens": 4096, "temperature": 1.6},
     "together": {
-        "model_name": "together_ai/Qwen/Qwen2.5-Coder-32B-Instruct",
+        "model_name": "together_ai/meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo",
         "max_tokens": 4096,
         "temperature": 0.7,
     },
-    "fireworks": {
-        "model_name": "fireworks_ai/accounts/fireworks/models/deepseek-v3",
-        "max_tokens": 4096,
-        "temperature": 0.7,
-    },
-    "sglang": {"model_name": "default", "max_tokens": 8192, "temperature": 0.8},
-    "local": {"model_name": "default", "max_tokens": 8192, "temperature": 0.8},
+    "fireworks": {"model_name": "fireworks_ai/llama-v3p1-70b-instruct", "max_tokens": 4096, "temperature": 0.7},
+    # Deliberate difference: upstream's "local" preset points at one lab's host
+    # (port 10210); here a local OpenAI-compatible server on this machine is assumed.
+    "sglang": {"model_name": "default", "max_tokens": 8192, "temperature": 0.8,
+               "server_address": "localhost", "server_port": 30000},
+    "local": {"model_name": "default", "max_tokens": 8192, "temperature": 0.8,
+              "server_address": "localhost", "server_port": 30000},
 }
 
 # litellm provider prefix per server type, and the env var holding its key.
@@ -282,27 +299,40 @@ def _litellm_model(server_type: str | None, model_name: str) -> str:
     return f"{prefix}/{model_name}"
 
 
+def _is_openai_model(model: str) -> bool:
+    low = model.lower()
+    return low.startswith("openai/") and not low.startswith("openai/default") or "gpt" in low
+
+
 def query_server(
     prompt: str | list[dict[str, str]],
+    system_prompt: str | None = "You are a helpful assistant",
+    temperature: float | None = None,
+    top_p: float | None = None,
+    top_k: int | None = None,
+    max_tokens: int | None = None,
+    num_completions: int = 1,
+    server_port: int = 30000,
+    server_address: str = "localhost",
     server_type: str | None = None,
     model_name: str | None = None,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
     is_reasoning_model: bool = False,
-    reasoning_effort: str | None = None,
     budget_tokens: int = 0,
-    mock_response: str | None = None,
+    reasoning_effort: str | None = None,
     *,
-    system_prompt: str | None = "You are a helpful assistant",
-    num_completions: int = 1,
-    server_address: str = "localhost",
-    server_port: int = 30000,
+    mock_response: str | None = None,
     num_retries: int = 2,
     timeout: float | None = 600.0,
 ) -> str | list[str]:
     """Send ``prompt`` to an LLM through litellm and return the reply text.
 
-    ``prompt`` is a user message string or a ready list of chat messages.
+    The parameters before ``*`` are upstream KernelBench's, in upstream's order (so
+    positional calls written for upstream keep their meaning).  ``None`` means "from the
+    ``server_type`` preset, else the provider's default"; ``top_p`` / ``top_k`` are sent
+    only when given (``top_k`` never to OpenAI models, which reject it).
+
+    ``prompt`` is a user message string or a list of chat messages; ``system_prompt`` is
+    put first unless the list already starts with a system message.
     ``server_type`` selects the provider (a key of :data:`SERVER_PRESETS`); unset
     ``model_name`` / ``max_tokens`` / ``temperature`` come from its preset.  For
     ``sglang`` / ``local`` the request goes to the OpenAI-compatible server at
@@ -335,13 +365,16 @@ def query_server(
 
     litellm.suppress_debug_info = True
 
+    messages: list[dict[str, str]] = []
     if isinstance(prompt, str):
-        messages: list[dict[str, str]] = []
         if system_prompt:
             messages.append({"role": "system", "content": system_prompt})
         messages.append({"role": "user", "content": prompt})
     else:
-        messages = list(prompt)
+        prompt = list(prompt)
+        if system_prompt and not (prompt and prompt[0].get("role") == "system"):
+            messages.append({"role": "system", "content": system_prompt})
+        messages.extend(prompt)
 
     kwargs: dict[str, Any] = {
         "model": _litellm_model(server_type, model_name),
@@ -363,6 +396,10 @@ def query_server(
             kwargs["reasoning_effort"] = reasoning_effort
     else:
         kwargs["temperature"] = float(temperature)
+        if top_p is not None:
+            kwargs["top_p"] = float(top_p)
+        if top_k is not None and not _is_openai_model(kwargs["model"]):
+            kwargs["top_k"] = int(top_k)
 
     if server_type in _LOCAL_SERVERS:
         kwargs["api_base"] = f"http://{server_address}:{server_port}/v1"
@@ -404,3 +441,238 @@ def load_env(path: str | os.PathLike | None = None, override: bool = False) -> b
     if not Path(path).is_file():
         return False
     return bool(load_dotenv(path, override=override))
+
+
+# ------------------------------------------------------------- upstream-compatible extras
+#
+# Names upstream KernelBench's utils module exports, with the same call shapes.  torch
+# and tqdm are imported inside the functions, so importing this module stays cheap.
+
+#: Key for local OpenAI-compatible servers, read when the module is imported (as upstream).
+SGLANG_KEY: str | None = os.environ.get("SGLANG_API_KEY")
+#: Repository root as a string (upstream's name; :data:`REPO_TOP_DIR` is the Path).
+REPO_TOP_PATH: str = str(REPO_TOP_DIR)
+
+
+def create_inference_server_from_presets(
+    server_type: str | None = None,
+    greedy_sample: bool = False,
+    verbose: bool = False,
+    time_generation: bool = False,
+    model_name: str | None = None,
+    **kwargs: Any,
+):
+    """Return ``query(prompt) -> str`` bound to a :data:`SERVER_PRESETS` entry.
+
+    The preset supplies the defaults; ``model_name`` and any keyword of
+    :func:`query_server` passed here override them (``None`` or ``"None"`` values are
+    ignored, as upstream).  ``greedy_sample`` forces temperature 0, top_p 1, top_k 1.
+    ``verbose`` prints the request settings; ``time_generation`` prints the latency.
+    """
+    if server_type not in SERVER_PRESETS:
+        raise ValueError(f"unknown server_type {server_type!r}; accepted: {', '.join(SERVER_PRESETS)}")
+    settings = dict(SERVER_PRESETS[server_type])
+    if model_name not in (None, "None"):
+        settings["model_name"] = model_name
+    settings.update({k: v for k, v in kwargs.items() if v is not None and v != "None"})
+    if greedy_sample:
+        settings.update(temperature=0.0, top_p=1.0, top_k=1)
+
+    def _query_llm(prompt: str | list[dict[str, str]]):
+        if verbose:
+            print(f"[query] server_type={server_type} settings={settings}")
+        start = time.perf_counter()
+        reply = query_server(prompt, server_type=server_type, **settings)
+        if time_generation:
+            print(f"[Timing] Inference took {time.perf_counter() - start:.2f} seconds")
+        return reply
+
+    return _query_llm
+
+
+def get_gpu_vendor(device: Any = None) -> str:
+    """``"nvidia"``, ``"amd"`` or ``"unknown"`` (no GPU) for ``device``.
+
+    Reads the build of torch (``torch.version.hip``) as well as the device name, so a
+    ROCm device whose name lacks "AMD" is still recognised.
+    """
+    import torch
+
+    if not torch.cuda.is_available():
+        return "unknown"
+    if device is None:
+        device = torch.cuda.current_device()
+    name = torch.cuda.get_device_name(device).upper()
+    if getattr(torch.version, "hip", None) or "AMD" in name or "INSTINCT" in name or "RADEON" in name:
+        return "amd"
+    if "NVIDIA" in name or getattr(torch.version, "cuda", None):
+        return "nvidia"
+    return "unknown"
+
+
+def get_package_resource_path(relative_path: str) -> str:
+    """Absolute path of a file shipped inside the ``kernelbench`` package (e.g. ``"prompts/model_ex_add.py"``)."""
+    from importlib.resources import as_file, files
+
+    try:
+        with as_file(files("kernelbench").joinpath(relative_path)) as path:
+            if Path(path).exists():
+                return str(path)
+    except (TypeError, FileNotFoundError, ModuleNotFoundError):
+        pass
+    candidate = Path(__file__).resolve().parent / relative_path
+    if candidate.exists():
+        return str(candidate)
+    raise FileNotFoundError(f"Could not find resource: {relative_path}")
+
+
+def resolve_path(rel: str) -> str:
+    """Absolute path for ``rel``: kept if absolute; ``src/kernelbench/...`` -> package resource; else repo-relative."""
+    if os.path.isabs(rel):
+        return rel
+    prefix = "src/kernelbench/"
+    if rel.startswith(prefix):
+        return get_package_resource_path(rel[len(prefix):])
+    candidate = REPO_TOP_DIR / rel
+    if candidate.exists():
+        return str(candidate)
+    raise FileNotFoundError(f"Could not resolve path: {rel}")
+
+
+def print_messages(messages: Iterable[dict[str, str]]) -> None:
+    """Print chat messages (role, then content), separated by rules."""
+    for message in messages:
+        print(message["role"])
+        print(message["content"])
+        print("-" * 50)
+        print("\n\n")
+
+
+def extract_python_code(text: str | None) -> str:
+    """All ```python blocks of ``text`` joined by newlines; ``""`` when there is none."""
+    return "\n".join(_matching_blocks(text, ["python"]))
+
+
+def remove_code_block_header(code: str, code_language_type: str) -> str:
+    """Drop a leading language word (``python``, ``cpp`` ...) left on the first line of a block."""
+    if code.startswith(code_language_type):
+        code = code[len(code_language_type):].strip()
+    return code
+
+
+def maybe_multithread(func, instances, num_workers, time_interval: float = 0.0, *shared_args, **shared_kwargs):
+    """Run ``func(instance, *shared_args, **shared_kwargs)`` over ``instances`` in threads.
+
+    ``num_workers`` of 1 or None runs sequentially.  Submissions are spaced by
+    ``time_interval`` seconds (API rate limits).  Results that are not None are returned
+    (in completion order when threaded, as upstream); an exception in one instance is
+    printed and that instance is skipped.
+    """
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from tqdm import tqdm
+
+    out: list[Any] = []
+    instances = list(instances)
+    if num_workers in (1, None):
+        for instance in tqdm(instances):
+            result = func(instance, *shared_args, **shared_kwargs)
+            if result is not None:
+                out.append(result)
+        return out
+    with tqdm(total=len(instances), smoothing=0) as bar, ThreadPoolExecutor(max_workers=num_workers) as pool:
+        futures = []
+        for instance in instances:
+            futures.append(pool.submit(func, instance, *shared_args, **shared_kwargs))
+            if time_interval:
+                time.sleep(time_interval)
+        for future in as_completed(futures):
+            bar.update(1)
+            try:
+                result = future.result()
+            except Exception as exc:  # noqa: BLE001 - upstream semantics: report and go on
+                print("Got an error!", exc)
+                continue
+            if result is not None:
+                out.append(result)
+    return out
+
+
+def maybe_multiprocess_cuda(func, instances, num_workers, *shared_args, **shared_kwargs):
+    """As :func:`maybe_multithread` but in ``spawn`` worker processes (safe with CUDA).
+
+    ``func`` must be importable (picklable).  Unlike upstream this does not change the
+    process-wide multiprocessing start method; it uses a spawn context of its own.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from tqdm import tqdm
+
+    out: list[Any] = []
+    instances = list(instances)
+    ctx = multiprocessing.get_context("spawn")
+    with tqdm(total=len(instances), smoothing=0) as bar, \
+            ProcessPoolExecutor(max_workers=num_workers, mp_context=ctx) as pool:
+        futures = [pool.submit(func, instance, *shared_args, **shared_kwargs) for instance in instances]
+        for future in as_completed(futures):
+            bar.update(1)
+            try:
+                result = future.result()
+            except Exception as exc:  # noqa: BLE001
+                print("Got an error!", exc)
+                continue
+            if result is not None:
+                out.append(result)
+    return out
+
+
+#: Distributions of :func:`sample` / :func:`rand_mix` ("random" picks one per call).
+RAND_MIX_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform", "laplace", "exponential", "lognormal")
+
+
+def sample(shape, mode: str = "random"):
+    """A float tensor of ``shape`` from one distribution.
+
+    ``mode`` is a name of :data:`RAND_MIX_DISTRIBUTIONS` (normal(0,1), uniform(-1,1),
+    laplace(0,1), exponential(1), lognormal(0,1)) or ``"random"``: one of them, chosen
+    with torch's global generator (so ``torch.manual_seed`` makes it reproducible).
+    """
+    import torch
+    from torch import distributions as D
+
+    if mode == "random":
+        mode = RAND_MIX_DISTRIBUTIONS[int(torch.randint(len(RAND_MIX_DISTRIBUTIONS), ()).item())]
+    makers = {
+        "normal": lambda: D.Normal(0.0, 1.0),
+        "uniform": lambda: D.Uniform(-1.0, 1.0),
+        "laplace": lambda: D.Laplace(0.0, 1.0),
+        "exponential": lambda: D.Exponential(1.0),
+        "lognormal": lambda: D.LogNormal(0.0, 1.0),
+    }
+    if mode not in makers:
+        raise ValueError(f"Unknown distribution {mode!r}; accepted: random, {', '.join(RAND_MIX_DISTRIBUTIONS)}")
+    return makers[mode]().sample(torch.Size(shape))
+
+
+def rand_mix(*size, dist: str = "random", device=None, dtype=None, requires_grad: bool = False):
+    """Like ``torch.randn(*size)`` but drawn from :func:`sample`'s distribution ``dist``.
+
+    Upstream also attaches this function to the ``torch`` module on import; here that
+    global side effect is left out (import it from ``kernelbench.utils``).
+    """
+    # torch.Size is a tuple, so rand_mix((2, 3)), rand_mix(torch.Size([2, 3])) and rand_mix(2, 3) agree
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    t = sample(shape, mode=dist)
+    if dtype is not None:
+        t = t.to(dtype)
+    if device is not None:
+        t = t.to(device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def rand_mix_like(tensor, dist: str = "random", **kwargs):
+    """:func:`rand_mix` with the shape of ``tensor``."""
+    return rand_mix(*tensor.shape, dist=dist, **kwargs)
