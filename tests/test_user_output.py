@@ -117,3 +117,109 @@ def test_readme_says_what_the_shipped_baseline_is():
     for name in ("README.md", "README.zh-CN.md"):
         text = (REPO / name).read_text()
         assert "KERNELBENCH_DEMO_SCALE=64" in text and "H200" in text, name
+
+
+# --------------------------------------------------------------------------- item 6: explain and more_info
+def _explain(capsys, *argv: str) -> tuple[int, str, str]:
+    from kernelbench.__main__ import main
+
+    rc = main(list(argv))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_explain_prints_the_code_documentation_from_its_sources(capsys):
+    from kernelbench.reward_hardening.codes import CODES
+    from kernelbench.reward_hardening.detectors import REGISTRY
+
+    rc, out, _ = _explain(capsys, "explain", "RH-21")
+    info = CODES["RH-21"]
+    assert rc == 0
+    assert out.startswith("RH-21 RH-OUTPUT-UNSTABLE")
+    assert info.summary in out and info.remediation in out
+    assert "error under source_strict, error under practical" in out
+    assert "A16 Writes that land after return" in out  # attack names from the catalogue
+    first_doc_line = REGISTRY["RH-21"].doc.splitlines()[0]
+    assert first_doc_line in out  # the detector's own docstring
+    assert "docs/attack-catalog.md#rh-21" in out
+
+
+def test_explain_static_rule_docstring_and_policy_dependent_severity(capsys):
+    from kernelbench.reward_hardening.precheck import rule_by_code
+
+    rc, out, _ = _explain(capsys, "explain", "rh-10")
+    assert rc == 0 and "error under source_strict, warning under practical" in out
+    assert "static rule" in out and rule_by_code("RH-10").doc.strip().splitlines()[0] in out
+
+
+def test_explain_accepts_a_number_or_detector_name_and_all(capsys):
+    from kernelbench.reward_hardening.codes import CODES
+
+    assert _explain(capsys, "explain", "21")[1] == _explain(capsys, "explain", "RH-OUTPUT-UNSTABLE")[1]
+    rc, out, _ = _explain(capsys, "explain", "--all")
+    assert rc == 0 and all(f"{c} {i.detector}" in out for c, i in CODES.items())
+    rc, out, _ = _explain(capsys, "codes")
+    assert rc == 0 and len(out.splitlines()) == len(CODES)
+    rc, out, _ = _explain(capsys, "explain", "RH-14", "--json")
+    data = json.loads(out)
+    assert rc == 0 and data[0]["code"] == "RH-14" and data[0]["origin"]
+
+
+@pytest.mark.parametrize("argv", [["explain", "RH-99"], ["explain", "bogus"], ["explain"], ["nope"]])
+def test_explain_unknown_code_is_one_line_exit_2(capsys, argv):
+    assert _explain_or_exit(capsys, argv) == 2
+
+
+def _explain_or_exit(capsys, argv):
+    from kernelbench.__main__ import main
+
+    try:
+        rc = main(argv)
+    except SystemExit as exc:
+        rc = exc.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:"), err
+    return rc
+
+
+def test_python_dash_m_kernelbench_runs():
+    proc = _py("-m", "kernelbench", "explain", "RH-99")
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
+    assert "unknown finding code 'RH-99'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_every_code_has_a_more_info_anchor_in_the_catalogue():
+    from kernelbench.reward_hardening.codes import CODES
+    from kernelbench.reward_hardening.findings import more_info
+
+    catalogue = (REPO / "docs" / "attack-catalog.md").read_text()
+    for code in CODES:
+        path, anchor = more_info(code).split("#")
+        assert (REPO / path).is_file()
+        assert anchor == code.lower() and f'<a id="{anchor}"></a>' in catalogue, code
+        # the anchor sits right before the code's own section
+        assert re.search(rf'<a id="{anchor}"></a>\s+### {code} ', catalogue), code
+
+
+def test_findings_in_records_carry_more_info_and_validate():
+    import jsonschema
+
+    from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
+    from kernelbench.reward_hardening.precheck import run_precheck
+    from kernelbench.reward_hardening.records import load_schema
+
+    static = run_precheck("import threading\nthreading.Thread(target=print).start()\n")
+    assert static.findings and all(f.as_dict()["more_info"] == f"docs/attack-catalog.md#{f.code.lower()}"
+                                   for f in static.findings)
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("the record below is the no-CUDA one")
+    record = evaluate_hardened("x = 1\n", "y = 2\n", HardeningConfig(mode="enforce", device="cuda"))
+    findings = record["reward_hardening"]["findings"]
+    assert [f["more_info"] for f in findings] == ["docs/attack-catalog.md#rh-14"]
+    jsonschema.validate(record, load_schema())
+    bad = json.loads(json.dumps(record))
+    bad["reward_hardening"]["findings"][0]["more_info"] = "elsewhere"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, load_schema())
