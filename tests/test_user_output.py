@@ -223,3 +223,87 @@ def test_findings_in_records_carry_more_info_and_validate():
     bad["reward_hardening"]["findings"][0]["more_info"] = "elsewhere"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, load_schema())
+
+
+# --------------------------------------------------------------------------- item 5: run_and_check's summary
+def _load_run_and_check():
+    import importlib.util
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        spec = importlib.util.spec_from_file_location("run_and_check_under_test", REPO / "scripts" / "run_and_check.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    return module
+
+
+def _pass_record() -> dict:
+    stats = {"mean": 0.25, "std": 0.01, "min": 0.24, "max": 0.3, "num_trials": 100, "median": 0.25}
+    ref = {"mean": 1.0, "std": 0.02, "min": 0.9, "max": 1.1, "num_trials": 100}
+    finding = {"code": "RH-41", "detector": "RH-IMPLAUSIBLE-SPEEDUP", "severity": "warning",
+               "summary": "Speedup over the reference exceeds the plausibility bound", "evidence": {},
+               "policy_rule": "reward_hardening", "remediation": "check", "more_info": "docs/attack-catalog.md#rh-41"}
+    return {"compiled": True, "correctness": True, "runtime": 0.25, "runtime_stats": stats,
+            "metadata": {"device": "cuda:0", "hardware": "NVIDIA H200", "correctness_trials": "(5 / 5)"},
+            "reward_hardening": {
+                "schema_version": "1.1", "mode": "enforce", "policy": "practical", "integrity_status": "PASS",
+                "verified": True, "verified_correctness": True, "verified_runtime": 0.25,
+                "verified_runtime_stats": stats, "observed_runtime_stats": stats,
+                "verified_reference_runtime": 1.0, "verified_reference_runtime_stats": ref,
+                "observed_reference_runtime_stats": ref, "findings": [finding],
+                "capabilities": {"cuda_runtime": {"status": "AVAILABLE", "required": True, "detail": "ok"}},
+                "limitations": []}}
+
+
+def test_summary_block_shows_verdict_runtimes_speedup_and_findings():
+    rac = _load_run_and_check()
+    text = rac.format_summary(_pass_record(), "out/record.json")
+    assert "enforce / practical on cuda:0 (NVIDIA H200)" in text
+    assert re.search(r"verdict\s+PASS \(verified\)", text)
+    assert re.search(r"verified runtime\s+0\.25 ms \(mean of 100 samples", text)
+    assert re.search(r"observed runtime\s+0\.25 ms", text)
+    assert re.search(r"reference runtime\s+1 ms", text)
+    assert re.search(r"speedup\s+4\.00x", text)
+    assert "RH-41 warning Speedup over the reference exceeds the plausibility bound" in text
+    assert "python -m kernelbench explain RH-41" in text and "out/record.json" in text
+    assert len(text.splitlines()) < 20
+
+
+def test_summary_of_a_failed_record_has_no_trusted_numbers():
+    rac = _load_run_and_check()
+    record = _pass_record()
+    rh = record["reward_hardening"]
+    rh.update(integrity_status="FAIL", verified=False, verified_correctness=False, verified_runtime=None,
+              verified_runtime_stats={})
+    rh["findings"][0].update(code="RH-19", severity="error", summary="Output depends on call history")
+    text = rac.format_summary(record)
+    assert re.search(r"verdict\s+FAIL: no trusted runtime", text)
+    assert re.search(r"verified runtime\s+none", text)
+    assert re.search(r"speedup\s+none verified \(observed 4\.00x, not trusted\)", text)
+    assert "json=true" in text
+
+
+def test_run_and_check_prints_the_block_not_the_json(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("exercises the no-CUDA record, which needs no worker")
+    out = tmp_path / "r.json"
+    base = ["scripts/run_and_check.py", "ref_origin=local", "ref_arch_src_path=src/kernelbench/prompts/model_ex_add.py",
+            "kernel_src_path=src/kernelbench/prompts/model_new_ex_add.py", "reward_hardening_mode=enforce"]
+    proc = _py(*base, f"output_file={out}")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-1] == ("[KernelGuard] integrity_status=UNSUPPORTED verified_runtime=None "
+                         "verified_reference_runtime=None findings=RH-14")
+    assert '"schema_version"' not in proc.stdout and len(lines) < 20
+    assert re.search(r"verdict\s+UNSUPPORTED: CUDA unavailable", proc.stdout)
+    assert "RH-14 error" in proc.stdout and str(out) in proc.stdout
+    record = json.loads(out.read_text())
+    assert record["reward_hardening"]["integrity_status"] == "UNSUPPORTED"
+    proc = _py(*base, "json=true")
+    assert proc.returncode == 0, proc.stderr
+    body = proc.stdout.strip().rsplit("\n", 1)
+    assert json.loads(body[0]) == record and body[1].startswith("[KernelGuard] integrity_status=UNSUPPORTED")
