@@ -307,3 +307,109 @@ def test_run_and_check_prints_the_block_not_the_json(tmp_path):
     assert proc.returncode == 0, proc.stderr
     body = proc.stdout.strip().rsplit("\n", 1)
     assert json.loads(body[0]) == record and body[1].startswith("[KernelGuard] integrity_status=UNSUPPORTED")
+
+
+# --------------------------------------------------------------------------- item 8: extras and hints
+def _pyproject() -> dict:
+    tomllib = pytest.importorskip("tomllib")
+    return tomllib.loads((REPO / "pyproject.toml").read_text())
+
+
+def _names(requirements: list[str]) -> set[str]:
+    return {re.split(r"[\s\[<>=;!~]", r, maxsplit=1)[0].lower() for r in requirements}
+
+
+def test_generation_and_hf_are_extras_and_the_dev_group_keeps_them():
+    project = _pyproject()
+    base = _names(project["project"]["dependencies"])
+    assert {"torch", "numpy", "tqdm", "pydra-config", "pydantic", "pyyaml"} <= base
+    assert not base & {"litellm", "python-dotenv", "datasets", "dill"}
+    extras = project["project"]["optional-dependencies"]
+    assert {"litellm", "python-dotenv"} <= _names(extras["gen"]) and "datasets" in _names(extras["hf"])
+    dev = project["dependency-groups"]["dev"]
+    assert any(r.replace(" ", "").startswith("kernelbench-guard[gen,hf]") for r in dev)
+    assert project["project"]["scripts"]["kernelguard"] == "kernelbench.__main__:main"
+
+
+def test_missing_litellm_gives_the_gen_hint(monkeypatch):
+    from kernelbench import utils
+    from kernelbench._optional import MissingExtra
+
+    monkeypatch.setitem(sys.modules, "litellm", None)  # import litellm -> ModuleNotFoundError
+    with pytest.raises(MissingExtra, match=r"litellm .*'gen' extra \(uv sync --extra gen, or pip install "
+                                           r"'kernelbench-guard\[gen\]'\)"):
+        utils.query_server("hi", server_type="openai", model_name="gpt-4o-mini", mock_response="ok")
+
+
+def test_missing_datasets_gives_the_hf_hint(monkeypatch):
+    from kernelbench._optional import MissingExtra
+    from kernelbench.dataset import construct_kernelbench_dataset
+
+    monkeypatch.setitem(sys.modules, "datasets", None)
+    with pytest.raises(MissingExtra, match=r"datasets .*dataset_src=huggingface.*uv sync --extra hf"):
+        construct_kernelbench_dataset(1, source="huggingface")
+
+
+def test_require_keeps_errors_from_inside_an_installed_package(monkeypatch):
+    import importlib
+
+    from kernelbench import _optional
+
+    def broken(name):
+        raise ModuleNotFoundError("No module named 'openai'", name="openai")
+
+    monkeypatch.setattr(importlib, "import_module", broken)
+    with pytest.raises(ModuleNotFoundError, match="openai") as info:
+        _optional.require("litellm")
+    assert not isinstance(info.value, _optional.MissingExtra)
+
+
+def test_missing_extra_in_a_script_is_one_line(monkeypatch, capsys):
+    from kernelbench.cli import KBConfig, cli_main
+    from kernelbench._optional import require
+
+    class Cfg(KBConfig):
+        def __init__(self):
+            self.x = 1
+
+    monkeypatch.setitem(sys.modules, "datasets", None)
+    entry = cli_main(Cfg)(lambda cfg: require("datasets"))
+    with pytest.raises(SystemExit) as info:
+        entry([])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert info.value.code == 2 and len(err) == 1 and "--extra hf" in err[0]
+
+
+BLOCK_EXTRAS = """
+import sys
+class _Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('litellm', 'dotenv', 'datasets', 'tenacity'):
+            raise ModuleNotFoundError(f'blocked {name}', name=name)
+sys.meta_path.insert(0, _Block())
+"""
+
+
+def test_evaluation_runs_without_the_gen_and_hf_extras(tmp_path):
+    """The evaluator's modules and run_and_check's hardened path import none of the extras."""
+    out = tmp_path / "r.json"
+    code = BLOCK_EXTRAS + f"""
+import runpy
+import kernelbench, kernelbench.eval, kernelbench.batch, kernelbench.timing, kernelbench.score
+import kernelbench.analysis, kernelbench.utils, kernelbench.dataset, kernelbench.prompt_constructor
+import kernelbench.reward_hardening, kernelbench.reward_hardening.pipeline, kernelbench.explain
+sys.path.insert(0, 'scripts')
+sys.argv = ['run_and_check.py', 'ref_origin=local', 'ref_arch_src_path=src/kernelbench/prompts/model_ex_add.py',
+            'kernel_src_path=src/kernelbench/prompts/model_new_ex_add.py', 'reward_hardening_mode=enforce',
+            'device=cuda', 'output_file={out}']
+try:
+    runpy.run_path('scripts/run_and_check.py', run_name='__main__')
+except SystemExit as exc:
+    assert not exc.code, exc.code
+bad = sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'dotenv', 'datasets'))
+assert not bad, bad
+print('EXTRAS-FREE OK')
+"""
+    proc = _py("-c", code)
+    assert proc.returncode == 0 and "EXTRAS-FREE OK" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "[KernelGuard] integrity_status=" in proc.stdout and out.is_file()

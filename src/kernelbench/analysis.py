@@ -681,13 +681,14 @@ def plot_fast_p(analysis: Mapping[str, Any], path: str | os.PathLike) -> Path:
 
     matplotlib is imported lazily with the Agg backend (``plot`` extra / dev group).
     """
-    try:
-        import matplotlib
+    from kernelbench._optional import MissingExtra, require
 
+    try:
+        matplotlib = require("matplotlib")
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError:
-        raise AnalysisError("plotting needs matplotlib (install the 'plot' extra: uv sync --extra plot)") from None
+    except MissingExtra as exc:
+        raise AnalysisError(str(exc)) from None
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     ps = [float(k) for k in analysis["fast_p"]]

@@ -146,7 +146,12 @@ def cli_main(config_cls: type[C]) -> Callable[[Callable[[C], Any]], Callable[...
 
                 print(yaml.dump(config.to_dict(), sort_keys=True))
                 return None
-            return fn(config)
+            from kernelbench._optional import MissingExtra
+
+            try:
+                return fn(config)
+            except MissingExtra as exc:  # an optional extra ([gen], [hf], [plot]) is not installed
+                _die(str(exc))
 
         entry.pydra_entry = pydra_entry  # type: ignore[attr-defined]
         return entry
