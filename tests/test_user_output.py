@@ -413,3 +413,17 @@ print('EXTRAS-FREE OK')
     proc = _py("-c", code)
     assert proc.returncode == 0 and "EXTRAS-FREE OK" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert "[KernelGuard] integrity_status=" in proc.stdout and out.is_file()
+
+
+def test_readme_dependency_text_matches_pyproject():
+    project = _pyproject()
+    for name in ("README.md", "README.zh-CN.md"):
+        text = (REPO / name).read_text()
+        install = text.split("\n## ")[[i for i, part in enumerate(text.split("\n## "))
+                                        if part.startswith(("Installation", "安装"))][0]]
+        assert "dill" not in install and "GPU DSL" not in install, name
+        for dep in _names(project["project"]["dependencies"]):
+            assert dep in install, (name, dep)
+        for extra, reqs in project["project"]["optional-dependencies"].items():
+            assert f"`{extra}`" in install and all(r in install for r in _names(reqs)), (name, extra)
+        assert "--torch-backend cpu" in install and "uv venv" in install, name
