@@ -11,7 +11,14 @@ only integrity PASS records with a trusted ``verified_runtime`` count), plus
 ``results/timing/<hardware>/<baseline>.json``.  Optional keys: ``baseline_file``,
 ``verified_eval_file``, ``eval_results_dir`` (replaces ``runs/``), ``output_file``
 (JSON), ``dataset_path`` (dataset root holding ``level{N}/``; ``demo`` for the
-bundled demo tasks), ``plot`` (PNG path for a fast_p / verified_fast_p chart).
+bundled demo tasks), ``plot`` (a fast_p / verified_fast_p chart: ``plot=true`` writes
+it beside ``output_file`` as ``.png``, or in the run directory as
+``fast_p_level{L}_{baseline}.png``; any other value is the PNG path).
+
+The analysis warns when the baseline does not fit the run: other hardware or device
+than the records', problems missing from it, or another demo scale.  The shipped
+``results/timing/H200/`` baselines are an NVIDIA H200 on the bundled demo set at
+``KERNELBENCH_DEMO_SCALE=64``.
 """
 
 from __future__ import annotations
@@ -29,7 +36,9 @@ from pydra import REQUIRED  # noqa: E402
 from kernelbench.analysis import (  # noqa: E402
     AnalysisError,
     analyze_run_files,
+    default_plot_path,
     format_report,
+    parse_plot_option,
     plot_fast_p,
     resolve_repo_path,
 )
@@ -41,7 +50,6 @@ _OPTIONAL_PATH_KEYS = (
     "eval_results_dir",
     "output_file",
     "dataset_path",
-    "plot",
 )
 
 
@@ -60,7 +68,7 @@ class AnalysisConfig(KBConfig):
         self.eval_results_dir = None  # replaces <repo>/runs
         self.output_file = None  # write the analysis JSON here
         self.dataset_path = None  # None: <repo>/KernelBench; "demo": bundled demo tasks
-        self.plot = None  # PNG path: fast_p and verified_fast_p against p
+        self.plot = None  # true: default PNG beside the output; or a PNG path (fast_p against p)
 
     def validate(self) -> None:
         if self.level < 1:
@@ -76,6 +84,7 @@ class AnalysisConfig(KBConfig):
                 continue
             text = str(value).strip()
             setattr(self, key, None if text == "" or text.lower() == "none" else text)
+        self.plot = parse_plot_option(self.plot)  # None, True (default file name) or a path
 
     def __repr__(self) -> str:
         return f"AnalysisConfig({self.to_dict()})"
@@ -109,7 +118,17 @@ def run_analysis(config: AnalysisConfig) -> dict:
         tmp.replace(out)
         print(f"\nAnalysis results saved to: {out}")
     if config.plot is not None:
-        png = plot_fast_p(analysis, resolve_repo_path(config.plot, REPO_ROOT))
+        if config.plot is True:
+            runs = REPO_ROOT / "runs"
+            if config.eval_results_dir is not None:
+                runs = resolve_repo_path(config.eval_results_dir, REPO_ROOT)
+            out = resolve_repo_path(config.output_file, REPO_ROOT) if config.output_file else None
+            target = default_plot_path(runs / config.run_name, config.level, config.baseline, out)
+        else:
+            target = resolve_repo_path(config.plot, REPO_ROOT)
+            if target.is_dir():
+                target = default_plot_path(target, config.level, config.baseline)
+        png = plot_fast_p(analysis, target)
         print(f"Plot saved to: {png}")
     return analysis
 

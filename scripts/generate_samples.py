@@ -504,10 +504,12 @@ def main(config: GenerationConfig) -> dict[str, Any]:
     # Import litellm once here: concurrent first imports from worker threads are fragile.
     if config.mock_response is not None:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from kernelbench._optional import MissingExtra, require
+
     try:
-        import litellm  # noqa: F401
-    except ImportError as exc:
-        _fail(f"litellm is required for generation ({exc})", code=1)
+        require("litellm")  # the [gen] extra
+    except MissingExtra as exc:
+        _fail(str(exc), code=1)
 
     generator = _Generator(config, run_dir, checker)
     workers = min(config.num_workers, len(todo))

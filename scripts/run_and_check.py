@@ -7,9 +7,17 @@
 
 Upstream keys and defaults, plus ``dataset_path``, ``device`` (``cuda``/``cpu``),
 ``reward_hardening_mode`` (off/audit/enforce), ``reward_hardening_policy``,
-``measure_torch_compile`` (default: on for CUDA, off for CPU), ``allow_tf32`` and
-``output_file`` (write the result record as JSON).  The candidate and the reference
-timings each run in a disposable worker process.
+``measure_torch_compile`` (default: on for CUDA, off for CPU), ``allow_tf32``,
+``output_file`` (write the result record as JSON) and ``json`` (print the whole record).
+The candidate and the reference timings each run in a disposable worker process.
+
+In ``audit``/``enforce`` mode the script prints a short block (verdict, verified and
+observed runtime, reference runtime, speedup, findings with their summaries) and ends
+with one machine-readable line::
+
+    [KernelGuard] integrity_status=PASS verified_runtime=0.123 verified_reference_runtime=0.456 findings=-
+
+The full schema-1.1 record goes to ``output_file=PATH``; ``json=true`` prints it too.
 """
 
 from __future__ import annotations
@@ -42,7 +50,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 class ScriptConfig(KBConfig):
-    BOOL_KEYS = ("verbose", "measure_performance", "clear_cache", "check_kernel", "allow_tf32")
+    BOOL_KEYS = ("verbose", "measure_performance", "clear_cache", "check_kernel", "allow_tf32", "json")
     INT_KEYS = ("num_correct_trials", "num_perf_trials")
     OPTIONAL_INT_KEYS = ("level", "problem_id")
     FLOAT_KEYS = ("timeout",)
@@ -86,6 +94,7 @@ class ScriptConfig(KBConfig):
         self.reward_hardening_policy = "source_strict"
         self.allow_tf32 = False
         self.output_file = None
+        self.json = False  # print the whole record (hardened modes), not only the summary block
 
     def validate(self):
         validate_eval_keys(self)
@@ -131,6 +140,84 @@ def _static_check(cfg, kernel_src: str) -> bool:
     return valid
 
 
+def _ms(value) -> str:
+    """A time in ms with three significant figures and its unit; '-' when absent."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+        return "-"
+    return f"{value:.3g} ms"
+
+
+def _mean(stats) -> float | None:
+    mean = stats.get("mean") if isinstance(stats, dict) else None
+    return mean if isinstance(mean, (int, float)) and not isinstance(mean, bool) and mean > 0 else None
+
+
+def _samples(stats) -> str:
+    if not isinstance(stats, dict) or not stats.get("num_trials"):
+        return ""
+    extra = f", median {_ms(stats['median'])}" if isinstance(stats.get("median"), (int, float)) else ""
+    return f" (mean of {stats['num_trials']} samples{extra})"
+
+
+def status_line(record: dict) -> str:
+    """The last line of a hardened run, kept stable for scripts that grep it."""
+    rh = record["reward_hardening"]
+    return (f"[KernelGuard] integrity_status={rh['integrity_status']} verified_runtime={rh['verified_runtime']} "
+            f"verified_reference_runtime={rh['verified_reference_runtime']} findings="
+            f"{','.join(f['code'] for f in rh['findings']) or '-'}")
+
+
+def format_summary(record: dict, output_file: str | None = None) -> str:
+    """A short, readable block for one hardened record (all times in milliseconds)."""
+    rh = record["reward_hardening"]
+    meta = record.get("metadata") or {}
+    status = rh["integrity_status"]
+    where = meta.get("device") or "-"
+    if meta.get("hardware") and meta.get("hardware") != where:
+        where = f"{where} ({meta['hardware']})"
+    reason = meta.get("reward_hardening_unsupported") or meta.get("reward_hardening_error")
+    verdict = status + (" (verified)" if rh.get("verified") else f": {reason}" if reason else ": no trusted runtime")
+    verified = rh.get("verified_runtime")
+    observed = _mean(rh.get("observed_runtime_stats"))
+    ref = rh.get("verified_reference_runtime") or _mean(rh.get("observed_reference_runtime_stats"))
+    rows = [("verdict", verdict)]
+    if verified:
+        rows.append(("verified runtime", _ms(verified) + _samples(rh.get("verified_runtime_stats"))))
+    else:
+        rows.append(("verified runtime", "none (only a PASS earns one)"))
+    rows.append(("observed runtime", (_ms(observed) + _samples(rh.get("observed_runtime_stats"))) if observed
+                 else "not measured"))
+    rows.append(("reference runtime", _ms(ref) if ref else "not measured"))
+    if verified and rh.get("verified_reference_runtime"):
+        rows.append(("speedup", f"{rh['verified_reference_runtime'] / verified:.2f}x (reference / verified runtime)"))
+    elif observed and ref:
+        rows.append(("speedup", f"none verified (observed {ref / observed:.2f}x, not trusted)"))
+    else:
+        rows.append(("speedup", "none"))
+    trials = meta.get("correctness_trials")
+    if trials:
+        rows.append(("correctness", f"{str(trials).strip('()')} hidden-input calls matched"))
+    findings = rh.get("findings") or []
+    counts = {s: sum(1 for f in findings if f.get("severity") == s) for s in ("error", "warning", "info")}
+    rows.append(("findings", "none" if not findings else
+                 f"{len(findings)} ({', '.join(f'{n} {s}' for s, n in counts.items() if n)})"))
+    missing = [name for name, cap in (rh.get("capabilities") or {}).items()
+               if cap.get("required") and cap.get("status") != "AVAILABLE"]
+    width = max(len(k) for k, _ in rows)
+    lines = [f"KernelGuard {rh['mode']} / {rh['policy']} on {where}"]
+    lines += [f"  {k:<{width}}  {v}" for k, v in rows]
+    for f in findings:
+        lines.append(f"    {f['code']} {f.get('severity', ''):<7} {f.get('summary', '')}")
+    if missing:
+        lines.append(f"  {'missing':<{width}}  required capabilities: {', '.join(missing)}")
+    if findings:
+        lines.append(f"  {'details':<{width}}  python -m kernelbench explain {findings[0]['code']}"
+                     f" (or {findings[0].get('more_info', 'docs/attack-catalog.md')})")
+    record_hint = str(output_file) if output_file else "pass output_file=PATH to save it, or json=true to print it"
+    lines.append(f"  {'full record':<{width}}  {record_hint}")
+    return "\n".join(lines)
+
+
 def main(cfg: ScriptConfig) -> int:
     ref_name, ref_src = _load_reference(cfg)
     kernel_src = _resolve(cfg.kernel_src_path).read_text()
@@ -156,16 +243,15 @@ def main(cfg: ScriptConfig) -> int:
 
         hcfg = HardeningConfig.from_script_config(cfg, build_dir=str(build_dir))
         record = evaluate_hardened(ref_src, kernel_src, hcfg)
-        text = json.dumps(record, indent=2)
-        print(text)
-        rh = record["reward_hardening"]
-        print(f"[KernelGuard] integrity_status={rh['integrity_status']} verified_runtime={rh['verified_runtime']} "
-              f"verified_reference_runtime={rh['verified_reference_runtime']} findings="
-              f"{','.join(f['code'] for f in rh['findings']) or '-'}")
         if cfg.output_file:
             from kernelbench.runs import atomic_write_json
 
             atomic_write_json(cfg.output_file, record, indent=2)
+        if cfg.json:
+            print(json.dumps(record, indent=2))
+        else:
+            print(format_summary(record, cfg.output_file))
+        print(status_line(record))
         return 0
 
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():

@@ -128,6 +128,8 @@ def _device_is_gpu(args: list[str]) -> bool:
 ALLOWLIST: list[tuple[str, Callable[[str, list[str]], bool], str]] = [
     ("uv sync", lambda p, a: p == "uv" and a[:1] == ["sync"],
      "installs dependencies from PyPI (network); CI does it before running the tests"),
+    ("uv venv / uv pip install (the CPU-only install)", lambda p, a: p == "uv" and a[:1] in (["venv"], ["pip"]),
+     "creates an environment and installs packages from PyPI and the PyTorch index (network)"),
     ("uv run pytest (whole suite or this file)",
      lambda p, a: p == "pytest" and (not [x for x in a if x.startswith("tests/")] or "tests/test_docs.py" in a),
      "runs the whole test suite or this file; CI runs it itself and running it here would recurse"),

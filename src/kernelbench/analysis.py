@@ -24,6 +24,16 @@ Verified metrics (only when a verified results file exists)
     denominator ``n`` and the same strict ``> p`` thresholds as ``fast_p``, so the
     two columns are directly comparable and ``verified_fast_p <= fast_p`` whenever
     both come from the same candidates.
+
+Baseline checks
+    A speedup is only meaningful against a baseline of the same machine and problem
+    set.  :func:`baseline_mismatches` compares the baseline entries' ``hardware`` /
+    ``device`` (or the ``environment.json`` beside the baseline) with the records'
+    ``metadata.hardware`` / ``metadata.device``, and the baseline's problems and demo
+    scale with the dataset of the analysis; every mismatch is a warning and is listed
+    under ``baseline_warnings`` in the result.  The shipped
+    ``results/timing/H200/`` baselines were measured on an NVIDIA H200 on the bundled
+    demo set at ``KERNELBENCH_DEMO_SCALE=64``.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ __all__ = [
     "align_with_baseline",
     "analyze_run",
     "analyze_run_files",
+    "baseline_mismatches",
     "counts_as_verified",
     "fast_p_key",
     "format_report",
@@ -54,6 +65,8 @@ __all__ = [
     "load_json_file",
     "load_problem_names",
     "pass_at_k_block",
+    "default_plot_path",
+    "parse_plot_option",
     "plot_fast_p",
     "repo_root",
     "resolve_repo_path",
@@ -68,6 +81,7 @@ TOP_FINDING_CODES_LIMIT = 10
 EVAL_RESULTS_NAME = "eval_results.json"
 VERIFIED_RESULTS_NAME = "verified_eval_results.json"
 PASS_AT_K_NAME = "pass_at_k_results.json"
+BASELINE_ENVIRONMENT_NAME = "environment.json"  # written by generate_baseline_time.py beside the baseline
 
 Warn = Callable[[str], None]
 
@@ -270,6 +284,80 @@ def _finding_codes(record: Mapping | None) -> set[str]:
     }
 
 
+# ----------------------------------------------------------------------------- baseline checks
+
+
+def _device_kind(device: Any) -> str | None:
+    text = str(device).strip().lower() if isinstance(device, str) else ""
+    return text.split(":", 1)[0] or None
+
+
+def _baseline_hardware(baseline: Any, level: int, environment: Mapping | None) -> list[str]:
+    """Hardware names the baseline's ``level{L}`` entries were measured on."""
+    section = baseline.get(f"level{level}") if isinstance(baseline, Mapping) else None
+    names = {str(e["hardware"]) for e in (section or {}).values()
+             if isinstance(e, Mapping) and isinstance(e.get("hardware"), str) and e["hardware"]}
+    if not names and isinstance(environment, Mapping) and isinstance(environment.get("gpu"), str):
+        names = {environment["gpu"]}
+    return sorted(names)
+
+
+def baseline_mismatches(
+    baseline: Any,
+    level: int,
+    records: list[Mapping],
+    problem_names: Mapping[int, str],
+    baseline_means: Mapping[str, float | None],
+    environment: Mapping | None = None,
+    dataset_is_demo: bool | None = None,
+) -> list[str]:
+    """One message per way the baseline does not fit the run (empty when it fits).
+
+    * hardware: the records' ``metadata.hardware`` (or their device kind, ``cuda`` /
+      ``cpu``) differs from the baseline entries' (or ``environment.json``'s);
+    * problem set: dataset problems the baseline does not list, a demo-set baseline
+      (``environment.json`` has ``demo_scale``) used with another dataset, or a demo
+      scale other than this process's ``KERNELBENCH_DEMO_SCALE``.
+    """
+    out: list[str] = []
+    section = baseline.get(f"level{level}") if isinstance(baseline, Mapping) else None
+    entries = [e for e in (section or {}).values() if isinstance(e, Mapping)]
+    base_hw = set(_baseline_hardware(baseline, level, environment))
+    base_dev = {k for k in (_device_kind(e.get("device")) for e in entries) if k}
+    if not base_dev and isinstance(environment, Mapping):
+        base_dev = {k for k in [_device_kind(environment.get("device"))] if k}
+    meta = [r.get("metadata") for r in records if isinstance(r, Mapping)]
+    meta = [m for m in meta if isinstance(m, Mapping)]
+    run_hw = {str(m["hardware"]) for m in meta if isinstance(m.get("hardware"), str) and m["hardware"]}
+    run_dev = {k for k in (_device_kind(m.get("device")) for m in meta) if k}
+    hw_differs = bool(base_hw and run_hw and not run_hw <= base_hw)
+    dev_differs = bool(base_dev and run_dev and not run_dev <= base_dev)
+    if hw_differs or dev_differs:
+        def side(hw: set[str], dev: set[str]) -> str:
+            return ", ".join(sorted(hw) or ["unknown hardware"]) + (f" ({', '.join(sorted(dev))})" if dev else "")
+
+        out.append(f"the baseline was measured on {side(base_hw, base_dev)} but the run's records were evaluated "
+                   f"on {side(run_hw, run_dev)}: speedups compare different machines; measure a baseline on "
+                   f"this machine with scripts/generate_baseline_time.py")
+
+    absent = [name for name in problem_names.values() if name not in baseline_means]
+    if absent:
+        out.append(f"{len(absent)} of {len(problem_names)} problems of the level {level} dataset are not in the "
+                   f"baseline (for example {absent[0]}): the baseline was measured on another problem set")
+    scale = environment.get("demo_scale") if isinstance(environment, Mapping) else None
+    if scale is not None:
+        if dataset_is_demo is False:
+            out.append(f"the baseline was measured on the bundled demo task set (KERNELBENCH_DEMO_SCALE={scale}), "
+                       f"but this analysis uses another dataset")
+        elif dataset_is_demo:
+            here = os.environ.get("KERNELBENCH_DEMO_SCALE", "1")
+            if str(scale).strip() != here.strip():
+                out.append(f"the baseline was measured on the demo set at KERNELBENCH_DEMO_SCALE={scale}, this "
+                           f"process has KERNELBENCH_DEMO_SCALE={here}: problem sizes differ unless the run was "
+                           f"evaluated at the baseline's scale")
+    return out
+
+
 # ----------------------------------------------------------------------------- metrics
 
 
@@ -291,13 +379,17 @@ def analyze_run(
     eval_results: Any | None = None,
     verified_results: Any | None = None,
     pass_at_k_results: Any | None = None,
+    baseline_environment: Mapping | None = None,
+    dataset_is_demo: bool | None = None,
     warn: Warn | None = None,
 ) -> dict[str, Any]:
     """Compute the analysis dictionary from already-parsed inputs (no file access).
 
     ``eval_results`` drives the upstream metrics; when it is None they are taken
     from the upstream fields of ``verified_results``.  Verified keys are present
-    only when ``verified_results`` is given.
+    only when ``verified_results`` is given.  ``baseline_environment`` (the
+    ``environment.json`` beside the baseline) and ``dataset_is_demo`` (None:
+    unknown) feed :func:`baseline_mismatches`.
     """
     if eval_results is None and verified_results is None:
         raise AnalysisError("no results to analyse (neither eval nor verified results)")
@@ -345,6 +437,14 @@ def analyze_run(
         "aligned_count": n,
         "fast_p_source": upstream_source,
     }
+    records = [r for sel in (upstream, verified or {}) for pid, r in sel.items() if pid in known]
+    mismatches = baseline_mismatches(baseline_results, level, records, problem_names, means,
+                                     baseline_environment, dataset_is_demo)
+    for message in mismatches:
+        if warn:
+            warn(message)
+    result["baseline_hardware"] = _baseline_hardware(baseline_results, level, baseline_environment)
+    result["baseline_warnings"] = mismatches
     if pass_at_k_results is not None:
         block = pass_at_k_block(pass_at_k_results)
         if block is not None:
@@ -445,6 +545,15 @@ def analyze_run_files(
             if warn:
                 warn(f"{exc}; ignored")
 
+    environment = None
+    env_path = baseline_path.parent / BASELINE_ENVIRONMENT_NAME
+    if env_path.is_file():
+        try:
+            environment = load_json_file(env_path, "baseline environment")
+        except AnalysisError as exc:
+            if warn:
+                warn(f"{exc}; ignored")
+    is_demo = dataset_path is not None and str(dataset_path).strip().lower() == "demo"
     if dataset_path is not None and str(dataset_path).strip().lower() not in ("", "demo"):
         dataset_path = resolve_repo_path(dataset_path, root)
     problem_names = load_problem_names(level, dataset_path)
@@ -458,6 +567,8 @@ def analyze_run_files(
         eval_results=eval_results,
         verified_results=verified_results,
         pass_at_k_results=pass_at_k_results,
+        baseline_environment=environment if isinstance(environment, Mapping) else None,
+        dataset_is_demo=is_demo,
         warn=warn,
     )
 
@@ -535,18 +646,49 @@ def format_report(analysis: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+_PLOT_ON = {"true", "yes", "on", "1"}
+_PLOT_OFF = {"", "none", "false", "no", "off", "0"}
+
+
+def parse_plot_option(value: Any) -> bool | str | None:
+    """The ``plot`` key: None/false -> no plot, true -> the default file, anything else a path.
+
+    pydra parses ``plot=True`` into the boolean True (and ``plot=1`` into 1); those
+    and ``true``/``yes``/``on`` in any case select the default file name.
+    """
+    if value is None or value is False:
+        return None
+    if value is True:
+        return True
+    text = str(value).strip()
+    if text.lower() in _PLOT_OFF:
+        return None
+    if text.lower() in _PLOT_ON:
+        return True
+    return text
+
+
+def default_plot_path(run_dir: str | os.PathLike, level: int, baseline: str,
+                      output_file: str | os.PathLike | None = None) -> Path:
+    """Beside the analysis JSON (``<output_file>`` with ``.png``) when there is one, else in the run dir."""
+    if output_file is not None:
+        return Path(output_file).with_suffix(".png")
+    return Path(run_dir) / f"fast_p_level{level}_{baseline}.png"
+
+
 def plot_fast_p(analysis: Mapping[str, Any], path: str | os.PathLike) -> Path:
     """Write a PNG of fast_p (and verified_fast_p when present) against p.
 
     matplotlib is imported lazily with the Agg backend (``plot`` extra / dev group).
     """
-    try:
-        import matplotlib
+    from kernelbench._optional import MissingExtra, require
 
+    try:
+        matplotlib = require("matplotlib")
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError:
-        raise AnalysisError("plotting needs matplotlib (install the 'plot' extra: uv sync --extra plot)") from None
+    except MissingExtra as exc:
+        raise AnalysisError(str(exc)) from None
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     ps = [float(k) for k in analysis["fast_p"]]

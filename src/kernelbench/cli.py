@@ -146,8 +146,12 @@ def cli_main(config_cls: type[C]) -> Callable[[Callable[[C], Any]], Callable[...
 
                 print(yaml.dump(config.to_dict(), sort_keys=True))
                 return None
+            from kernelbench._optional import MissingExtra
+
             try:
                 return fn(config)
+            except MissingExtra as exc:  # an optional extra ([gen], [hf], [plot]) is not installed
+                _die(str(exc))
             except KeyboardInterrupt:  # Ctrl-C outside a batch loop: one line, no traceback
                 print("interrupted", file=sys.stderr)
                 raise SystemExit(130) from None

@@ -450,10 +450,10 @@ class HuggingFaceKernelBenchDataset(_InMemoryDataset):
 
         try:
             import datasets as hf_datasets  # imported lazily: heavy dependency
-        except ImportError as exc:  # pragma: no cover - datasets is a dependency
-            raise ImportError(
-                "The Hugging Face dataset source needs the 'datasets' package (pip install datasets)"
-            ) from exc
+        except ImportError as exc:  # datasets is the optional [hf] extra
+            from kernelbench._optional import MissingExtra, install_hint  # the [hf] extra
+
+            raise MissingExtra(install_hint("datasets")) from exc
 
         rows = self._rows(hf_datasets)
         for row in rows:

@@ -361,7 +361,9 @@ def query_server(
 
     if mock_response is not None:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm  # lazy: heavy, and may read the network-backed cost map
+    from kernelbench._optional import require  # litellm is the [gen] extra: a one-line hint when missing
+
+    litellm = require("litellm")  # lazy: heavy, and may read the network-backed cost map
 
     litellm.suppress_debug_info = True
 

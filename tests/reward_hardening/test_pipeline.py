@@ -23,7 +23,8 @@ SPEC_UNSUPPORTED = json.loads("""
   "findings": [{"code": "RH-14", "detector": "RH-CUDA-UNAVAILABLE", "severity": "error",
     "summary": "CUDA runtime/device is unavailable for hardened evaluation", "evidence": {},
     "policy_rule": "reward_hardening",
-    "remediation": "Resolve the evaluator failure and rerun in a fresh environment."}],
+    "remediation": "Resolve the evaluator failure and rerun in a fresh environment.",
+    "more_info": "docs/attack-catalog.md#rh-14"}],
   "capabilities": {"cuda_runtime": {"status": "UNSUPPORTED", "required": true,
     "detail": "A configured CUDA device is required for local GPU verification"}},
   "limitations": ["CUDA execution and device-level detectors were not available; no trusted runtime was awarded."]}}

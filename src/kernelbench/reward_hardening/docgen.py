@@ -371,6 +371,8 @@ FIELD_DOCS: dict[str, dict[str, tuple[str, str]]] = {
                      "samples, errors and measurements for runtime detectors).", "varies"),
         "policy_rule": ("`precheck.<rule>` for static findings, `reward_hardening` otherwise.", "-"),
         "remediation": ("What an honest candidate should do instead.", "-"),
+        "more_info": ("Link to the code's section of the attack catalogue (`docs/attack-catalog.md#rh-NN`, "
+                      "relative to the repository root); `python -m kernelbench explain RH-NN` prints it.", "-"),
     },
     "capability": {
         "status": ("Whether the check could be performed.", "-"),

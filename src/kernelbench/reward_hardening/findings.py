@@ -1,4 +1,10 @@
-"""Finding and Capability records (schema 1.1 shapes)."""
+"""Finding and Capability records (schema 1.1 shapes).
+
+Every finding carries ``more_info``: the link to its code's section of the attack
+catalogue (``docs/attack-catalog.md#rh-NN``, relative to the repository root), as
+bandit's ``more_info`` does; ``python -m kernelbench explain RH-NN`` prints the same
+section in a terminal.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,15 @@ from typing import Any
 
 from kernelbench.reward_hardening.codes import code_info
 
-__all__ = ["Capability", "Finding", "finding"]
+__all__ = ["CATALOG_DOC", "Capability", "Finding", "finding", "more_info"]
 
 SEVERITIES = ("error", "warning", "info")
+CATALOG_DOC = "docs/attack-catalog.md"  # relative to the repository root
+
+
+def more_info(code: str) -> str:
+    """Link to ``code``'s section of the attack catalogue (its ``<a id="rh-NN">`` anchor)."""
+    return f"{CATALOG_DOC}#{code.lower()}"
 
 
 @dataclass
@@ -31,6 +43,7 @@ class Finding:
             "evidence": _jsonable(self.evidence),
             "policy_rule": self.policy_rule,
             "remediation": self.remediation,
+            "more_info": more_info(self.code),
         }
 
 
