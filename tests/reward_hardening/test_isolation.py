@@ -87,7 +87,7 @@ def test_spy_learns_nothing_hidden(tmp_path, monkeypatch):
     out = out_dir / "seen.json"
     real_spec = containment.Unit.child_spec
     monkeypatch.setattr(containment.Unit, "child_spec",
-                        lambda self, private=None, extra_rw=None: real_spec(self, private, [str(out_dir)]))
+                        lambda self, private=None, extra_rw=None, **kw: real_spec(self, private, [str(out_dir)], **kw))
     cfg = HardeningConfig(mode="audit", policy="practical", device="cpu", timeout=20, num_correct_trials=2,
                           num_perf_trials=4)
     record = evaluate_hardened(PROBLEM.read_text(), SPY.format(out=str(out)), cfg)

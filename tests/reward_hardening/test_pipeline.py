@@ -119,7 +119,7 @@ def test_audit_imports_and_still_fails(tmp_path, monkeypatch):
     # the sandbox (Landlock) lets the candidate write only its own directories: grant tmp_path
     real_spec = containment.Unit.child_spec
     monkeypatch.setattr(containment.Unit, "child_spec",
-                        lambda self, private=None, extra_rw=None: real_spec(self, private, [str(tmp_path)]))
+                        lambda self, private=None, extra_rw=None, **kw: real_spec(self, private, [str(tmp_path)], **kw))
     ref, sol = _problem(1, "2_GELU_activation.py")
     cand = f"open({str(marker)!r}, 'w').write('x')\n" + sol
     record = evaluate_hardened(ref, cand, _cfg(mode="audit"))
