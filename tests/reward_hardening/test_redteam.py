@@ -148,7 +148,7 @@ def full_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("redteam")
     full, summary = out / "redteam.json", out / "summary.json"
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--timeout", "5", "--output", str(full), "--summary-output", str(summary),
+        [sys.executable, str(SCRIPT), "--timeout", "5", "--jobs", "2", "--output", str(full), "--summary-output", str(summary),
          "--no-progress"],
         cwd=REPO, capture_output=True, text=True, timeout=900)
     return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
