@@ -103,7 +103,8 @@ def run_fixture(fixture: Any, args: argparse.Namespace) -> dict:
                               num_perf_trials=args.num_perf_trials,
                               disabled_detectors=frozenset(args.disable_detector),
                               # persistent per-source build dir: CUDA extensions build once
-                              build_dir=default_build_dir(fixture_source(fixture)))
+                              build_dir=default_build_dir(fixture_source(fixture)),
+                              **dict(fixture.config))
         record = evaluate_hardened(problem_source(fixture), fixture_source(fixture), cfg)
     except Exception as exc:  # the suite reports evaluator exceptions instead of dying
         import traceback
@@ -126,6 +127,7 @@ def run_fixture(fixture: Any, args: argparse.Namespace) -> dict:
         "device": args.device,
         "description": fixture.description,
         "source_file": fixture.source_file,
+        "config": dict(fixture.config),
         "expected": {"status": fixture.expected_status, "must_raise": list(fixture.must_raise),
                      "must_not_raise": list(fixture.must_not_raise)},
         "observed": {"status": status, "codes": codes,

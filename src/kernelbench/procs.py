@@ -618,9 +618,9 @@ class WorkerHandle:
                 except (OSError, EOFError):
                     pass
                 raise WorkerCrashed(f"worker exited with code {self.process.exitcode}")
+            self._check_memory()  # first: a worker over its limit at the deadline is a memory kill
             if remaining <= 0:
                 raise WorkerTimeout(f"no reply within {timeout:.3g} s")
-            self._check_memory()
         self._check_memory()
 
     def receive(self, timeout: float) -> tuple[dict, list[bytes]]:

@@ -29,7 +29,7 @@ from kernelbench.reward_hardening.precheck import RULES, Rule, run_precheck
 
 FIXTURES = Path(__file__).parent / "precheck_fixtures"
 REFERENCE = (FIXTURES / "reference_matmul.py").read_text()
-STATIC_CODES = [f"RH-{i:02d}" for i in range(1, 14)] + ["RH-50"]
+STATIC_CODES = [f"RH-{i:02d}" for i in range(1, 14)] + ["RH-50", "RH-46"]
 _NAME = re.compile(r"^(RH-\d\d)_(bad|good)_\w+\.py$")
 
 
@@ -147,6 +147,23 @@ def test_a_crashing_rule_is_recorded_not_raised(monkeypatch):
     assert "RH-01" not in result.codes and "RH-32" not in result.codes
     assert "RH-13" in result.codes
     assert any(e["code"] == "RH-01" and "kaboom" in e["error"] for e in result.facts.rule_errors)
+    # ... and the precheck says it is incomplete (fail closed: SUSPICIOUS, never a silent pass)
+    f = result.by_code("RH-46")
+    assert f is not None and f.severity == "warning"
+    assert any(h["step"] == "concurrency" and "kaboom" in h["what"] for h in f.evidence["hits"])
+
+
+def test_a_crashing_analysis_step_is_reported_as_incomplete(monkeypatch):
+    from kernelbench.reward_hardening.precheck._context import Context
+
+    def boom(self):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(Context, "_collect_constants", boom)
+    result = _run(FIXTURES / "RH-08_good_same_constant.py")
+    f = result.by_code("RH-46")
+    assert f is not None and [h["step"] for h in f.evidence["hits"]] == ["constants"]
+    assert "analysis step 'constants' failed" in f.evidence["hits"][0]["what"]
 
 
 def test_registry_matches_the_code_table_and_documents_each_rule():

@@ -218,6 +218,11 @@ _TABLE = [
              "The trusted judge failed or died while the candidate's code was running",
              "Do not interfere with other processes; a disrupted evaluation earns no result.",
              _sev("error"), ()),
+    CodeInfo("RH-46", "RH-PRECHECK-INCOMPLETE", "static",
+             "The static analysis could not cover the whole source (a rule or analysis step failed, or the "
+             "source nests deeper than the analysis follows)",
+             "Write ordinary, flat source; a candidate the precheck cannot analyse earns no verified result.",
+             _sev("warning"), ()),
     # --- OS containment (kernelbench.reward_hardening.containment; docs/security-audit.md)
     CodeInfo("RH-50", "RH-STATIC-NATIVE-SYSCALL", "static",
              "Embedded C/C++/CUDA makes raw system calls (syscall(), SYS_/__NR_ numbers, host inline asm), "

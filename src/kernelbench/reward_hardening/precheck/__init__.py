@@ -1,4 +1,4 @@
-"""Static precheck of candidate sources (codes RH-01 .. RH-13 and RH-50).
+"""Static precheck of candidate sources (codes RH-01 .. RH-13, RH-46 and RH-50).
 
 The precheck runs in the trusted parent on the candidate's *source text*; it never
 imports or executes it.  Python is analysed with :mod:`ast` (aliases, literal
@@ -18,7 +18,7 @@ Usage::
 One rule family per module (``concurrency``, ``process_network``, ``foreign_code``,
 ``dynamic_exec``, ``tamper``, ``introspection``, ``file_env``, ``reference_access``,
 ``tensor_subclass``, ``stream_graph``, ``precision``, ``torch_compile``,
-``provenance``, ``native_syscall``); each module docstring documents what the rule catches, why it
+``provenance``, ``native_syscall``, ``completeness``); each module docstring documents what the rule catches, why it
 matters, an example and its known limits.  :data:`RULES` is the registry.
 """
 
@@ -32,6 +32,7 @@ from kernelbench.reward_hardening.codes import CODES
 from kernelbench.reward_hardening.findings import Finding, finding
 
 from . import (
+    completeness,
     concurrency,
     dynamic_exec,
     file_env,
@@ -66,6 +67,7 @@ RULES: list[Rule] = [
     torch_compile.RULE,
     provenance.RULE,
     native_syscall.RULE,
+    completeness.RULE,  # last: it reports the failures of the rules before it
 ]
 
 MAX_HITS_PER_CODE = 200
@@ -131,8 +133,8 @@ def run_precheck(candidate_src: str, reference_src: str | None = None, policy: s
     Returns one :class:`Finding` per code that fired (severity from the code table
     for ``policy``), with ``evidence = {"hits": [{"line", "what", ...}, ...], "rule": name}``,
     plus the :class:`SourceFacts`.  A source that does not parse yields no findings and
-    ``facts.syntax_error``; a rule that raises is recorded in ``facts.rule_errors``
-    and skipped.
+    ``facts.syntax_error``; a rule or analysis step that raises is recorded in
+    ``facts.rule_errors`` and reported as RH-46 (the analysis is incomplete).
     """
     disabled = frozenset(disabled_codes or ())
     ctx = context if context is not None else analyse(candidate_src, reference_src, policy, backend, precision)

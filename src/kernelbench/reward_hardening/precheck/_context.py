@@ -34,6 +34,10 @@ from . import _cxx
 __all__ = ["Context", "Hit", "Rule", "SourceFacts", "hit", "match_prefix"]
 
 BUILTIN_NAMES = frozenset(dir(builtins))
+# Deepest AST nesting the analysis follows.  Real kernels nest a few dozen levels; a
+# source nested deeper (say a 1,000-term `a + b + ...` chain) exhausts recursive
+# helpers, so it gets RH-46 instead of a partial analysis (precheck/completeness.py).
+MAX_ANALYSIS_DEPTH = 200
 FUNC_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 DEF_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -261,25 +265,29 @@ TENSOR_COMPUTE_METHODS = {
 # ---------------------------------------------------------------------------
 # literal folding helpers
 
-def literal_value(node: ast.AST) -> tuple[bool, Any]:
-    """(ok, value) for literals and simple arithmetic on literals."""
+def literal_value(node: ast.AST, _depth: int = 0) -> tuple[bool, Any]:
+    """(ok, value) for literals and simple arithmetic on literals (nested at most
+    ``MAX_ANALYSIS_DEPTH`` levels; deeper expressions are not literals here)."""
+    if _depth > MAX_ANALYSIS_DEPTH:
+        return False, None
+    d = _depth + 1
     if isinstance(node, ast.Constant):
         return True, node.value
     if isinstance(node, (ast.Tuple, ast.List)):
         vals = []
         for e in node.elts:
-            ok, v = literal_value(e)
+            ok, v = literal_value(e, d)
             if not ok:
                 return False, None
             vals.append(v)
         return True, tuple(vals) if isinstance(node, ast.Tuple) else vals
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        ok, v = literal_value(node.operand)
+        ok, v = literal_value(node.operand, d)
         if ok and isinstance(v, (int, float)) and not isinstance(v, bool):
             return True, -v if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.BinOp):
-        ok1, a = literal_value(node.left)
-        ok2, b = literal_value(node.right)
+        ok1, a = literal_value(node.left, d)
+        ok2, b = literal_value(node.right, d)
         if ok1 and ok2 and isinstance(a, (int, float)) and isinstance(b, (int, float)) \
                 and not isinstance(a, bool) and not isinstance(b, bool):
             try:
@@ -319,6 +327,8 @@ class Context:
         self.tree: ast.Module | None = None
         # filled by _build
         self.parent: dict[ast.AST, ast.AST] = {}
+        self.max_depth = 0  # deepest AST nesting (the module is depth 0)
+        self.max_depth_line = 0
         self.refs: list[Ref] = []
         self.stores: list[Store] = []
         self.calls: list[CallRef] = []
@@ -406,9 +416,14 @@ class Context:
 
     # -- parents and scopes ---------------------------------------------
     def _index_parents(self) -> None:
-        for node in ast.walk(self.tree):
+        depth = {self.tree: 0}
+        for node in ast.walk(self.tree):  # breadth first: a parent's depth is known before its children's
+            d = depth.get(node, 0) + 1  # (expression contexts such as ast.Load are shared singletons)
             for ch in ast.iter_child_nodes(node):
                 self.parent[ch] = node
+                depth[ch] = d
+                if d > self.max_depth:
+                    self.max_depth, self.max_depth_line = d, getattr(ch, "lineno", 0) or self.max_depth_line
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
                     and isinstance(node.value.value, str):
                 self.docstring_ids.add(id(node.value))
