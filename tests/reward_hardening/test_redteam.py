@@ -209,9 +209,15 @@ REQUIRED_CODES = sorted({c for f in CPU for c in f.must_raise})
 @pytest.mark.slow
 @pytest.mark.parametrize("code", REQUIRED_CODES)
 def test_disabling_a_detector_breaks_the_suite(code, tmp_path):
+    """Switching one code off makes a fixture that requires it mismatch.
+
+    Codes are switched off in one place each (the precheck's rule loop, the runtime
+    detector registry), so one fixture per code shows the switch reaches the verdict;
+    the full run above shows every fixture raises what it requires.
+    """
     import reward_hardening_redteam as rt
 
-    affected = [f.id for f in CPU if code in f.must_raise]
+    affected = [f.id for f in CPU if code in f.must_raise][:1]
     out = tmp_path / "disabled.json"
     rc = rt.main(["--only", ",".join(affected), "--disable-detector", code, "--timeout", "5", "--output", str(out),
                   "--no-progress"])

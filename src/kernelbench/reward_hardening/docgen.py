@@ -519,13 +519,14 @@ class FixtureRow:
     must_raise: tuple[str, ...]
     problem: str
     description: str
+    config: tuple = ()  # HardeningConfig settings the suite evaluates it with
 
 
 def _fixture_rows() -> list[FixtureRow]:
     from kernelbench.reward_hardening.fixtures import FIXTURES
 
     rows = [FixtureRow(f.id, f.attack, f.device, f.mode, f.policy, f.expected_status, tuple(f.must_raise),
-                       f.problem, f.description) for f in FIXTURES]
+                       f.problem, f.description, tuple(f.config)) for f in FIXTURES]
     try:
         from kernelbench.reward_hardening.fixtures.gpu_manifest import GPU_FIXTURES
     except ImportError:
@@ -721,6 +722,8 @@ def _validate_catalogue(codes: dict, rows: list[FixtureRow]) -> None:
 
 def _fixture_line(r: FixtureRow) -> str:
     expect = f"expects {r.expected}" + (f", requires {', '.join(r.must_raise)}" if r.must_raise else "")
+    if r.config:
+        expect += ", run with " + ", ".join(f"`{k}={v!r}`" for k, v in r.config)
     return f"- `{r.id}` ({r.device}, {r.mode}/{r.policy}; {expect}): {_text(r.description)}"
 
 
