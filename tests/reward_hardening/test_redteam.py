@@ -206,29 +206,54 @@ def test_full_cpu_run_covers_every_required_code(full_run):
 REQUIRED_CODES = sorted({c for f in CPU for c in f.must_raise})
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("code", REQUIRED_CODES)
-def test_disabling_a_detector_breaks_the_suite(code, tmp_path):
-    """Switching one code off makes a fixture that requires it mismatch.
+@pytest.fixture(scope="module")
+def disabled_runs():
+    """For every required code: its first fixture, evaluated with only that code switched off.
 
     Codes are switched off in one place each (the precheck's rule loop, the runtime
     detector registry), so one fixture per code shows the switch reaches the verdict;
-    the full run above shows every fixture raises what it requires.
+    the full run shows every fixture raises what it requires.  The pairs are evaluated
+    two at a time through the script's own parser and ``run_fixture``.
     """
+    import concurrent.futures as cf
+
     import reward_hardening_redteam as rt
 
-    affected = [f.id for f in CPU if code in f.must_raise][:1]
+    by_id = {f.id: f for f in CPU}
+    parser = rt.build_parser()
+
+    def one(code: str) -> tuple[str, dict, list]:
+        args = parser.parse_args(["--disable-detector", code, "--timeout", "5", "--no-progress"])
+        rt._validate(args, parser)
+        fid = next(f.id for f in CPU if code in f.must_raise)
+        return code, rt.run_fixture(by_id[fid], args), list(args.disable_detector)
+
+    with cf.ThreadPoolExecutor(max_workers=2) as pool:
+        return {code: (r, disabled) for code, r, disabled in pool.map(one, REQUIRED_CODES)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("code", REQUIRED_CODES)
+def test_disabling_a_detector_breaks_the_suite(code, disabled_runs):
+    r, disabled = disabled_runs[code]
+    assert disabled == [code]
+    assert r["match"] is False, r["id"]
+    assert code not in r["observed"]["codes"], r["id"]
+    assert any(code in reason for reason in r["reasons"]), (r["id"], r["reasons"])
+
+
+@pytest.mark.slow
+def test_disable_detector_on_the_command_line_reaches_the_output(tmp_path):
+    import reward_hardening_redteam as rt
+
     out = tmp_path / "disabled.json"
-    rc = rt.main(["--only", ",".join(affected), "--disable-detector", code, "--timeout", "5", "--output", str(out),
-                  "--no-progress"])
+    rc = rt.main(["--only", "rt_subprocess_probe", "--disable-detector", "RH-02", "--timeout", "5",
+                  "--output", str(out), "--no-progress"])
     assert rc == 1
     data = json.loads(out.read_text())
-    assert data["config"]["disabled_detectors"] == [code]
-    for fid in affected:
-        r = data["fixtures"][fid]
-        assert r["match"] is False, fid
-        assert code not in r["observed"]["codes"], fid
-        assert any(code in reason for reason in r["reasons"]), (fid, r["reasons"])
+    assert data["config"]["disabled_detectors"] == ["RH-02"]
+    r = data["fixtures"]["rt_subprocess_probe"]
+    assert r["match"] is False and "RH-02" not in r["observed"]["codes"]
 
 
 # --------------------------------------------------------------------------- (d) hidden data stays hidden
