@@ -50,8 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the KernelGuard red-team fixtures and check that every observation matches.")
     p.add_argument("--output", help="path of the full JSON result (written atomically)")
     p.add_argument("--summary-output", help="path of the summary JSON (counts, mismatches, per-code coverage)")
-    p.add_argument("--timeout", type=float, default=2.0,
-                   help="seconds per worker request, passed to HardeningConfig.timeout (default 2.0)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds per worker request, passed to HardeningConfig.timeout (default 2.0 on the CPU, "
+                        "60 on CUDA); extension builds run first, in parallel, under their own limit")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="run the fixtures of this device (default cpu)")
     p.add_argument("--only", type=_csv, default=None, help="comma-separated fixture ids to run")
@@ -69,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     from kernelbench.reward_hardening.codes import CODES
 
+    if args.timeout is None:
+        args.timeout = 60.0 if args.device == "cuda" else 2.0
     if args.timeout <= 0:
         parser.error("--timeout must be positive")
     if args.num_perf_trials < 1 or args.num_correct_trials < 1:
@@ -215,6 +218,26 @@ def list_table(fixtures: list) -> str:
     return "\n".join(lines)
 
 
+def prebuild_fixtures(fixtures: list, args: argparse.Namespace) -> dict:
+    """Build every fixture that compiles (load_inline, Triton) before any is evaluated.
+
+    Builds run in parallel, contained like candidates, each under its build directory's
+    lock and its own limit, into the directory the evaluation then uses; a request's
+    ``--timeout`` never has to cover a build.  Failed builds are rebuilt (and fail) at
+    load, where the record says why.
+    """
+    from kernelbench.reward_hardening.config import default_build_dir
+    from kernelbench.reward_hardening.fixtures import fixture_source, problem_source
+    from kernelbench.reward_hardening.prebuild import compiles, prebuild
+
+    jobs = [(fixture_source(f), problem_source(f), default_build_dir(fixture_source(f)))
+            for f in fixtures if compiles(fixture_source(f))]
+    if not jobs:
+        return {}
+    return prebuild(jobs, args.device if args.device != "cuda" else "cuda:0",
+                    parallel=min(len(jobs), max(1, (os.cpu_count() or 2) // 2), 12))
+
+
 # --------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
@@ -241,6 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     t0 = time.monotonic()
+    built = prebuild_fixtures(fixtures, args)
+    if built:
+        print(f"[red-team] built {len(built)} extension fixture(s) in parallel in {time.monotonic() - t0:.0f} s "
+              f"({sum(1 for r in built.values() if r.get('ok'))} ok)", flush=True)
     results: dict[str, dict] = {}
     print(header(), flush=True)
     bar = tqdm(total=len(fixtures), desc="red-team", unit="fixture", disable=args.no_progress or not fixtures,

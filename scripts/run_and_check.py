@@ -206,8 +206,13 @@ def format_summary(record: dict, output_file: str | None = None) -> str:
     width = max(len(k) for k, _ in rows)
     lines = [f"KernelGuard {rh['mode']} / {rh['policy']} on {where}"]
     lines += [f"  {k:<{width}}  {v}" for k, v in rows]
+    from kernelbench.reward_hardening.findings import describe
+
     for f in findings:
         lines.append(f"    {f['code']} {f.get('severity', ''):<7} {f.get('summary', '')}")
+        line = describe(f)
+        if line:
+            lines.append(f"      {line}")
     if missing:
         lines.append(f"  {'missing':<{width}}  required capabilities: {', '.join(missing)}")
     if findings:

@@ -465,6 +465,14 @@ def summary_lines(results: dict[str, list[dict]], keys: list[tuple[int, int]], h
             for code, c in codes.most_common(top):
                 info = CODES.get(code)
                 lines.append(f"    {code} x{c}: {info.summary if info else '(unknown code)'}")
+        failed = [(k, r) for k, r in zip(keys, (runs.find_record(results, p, s) for p, s in keys))
+                  if r is not None and (r.get("reward_hardening") or {}).get("integrity_status") != "PASS"]
+        if failed:
+            lines.append("  samples without a verified result:")
+            for (p, s), r in failed[:top * 4]:
+                lines.append(f"    problem {p} sample {s}: {_reason(r)}")
+            if len(failed) > top * 4:
+                lines.append(f"    ... and {len(failed) - top * 4} more (see the results file)")
         fast = [r for r in records if _verified_speedup(r) is not None]
         if fast:
             faster = sum(1 for r in fast if _verified_speedup(r) > 1.0)
@@ -476,6 +484,23 @@ def summary_lines(results: dict[str, list[dict]], keys: list[tuple[int, int]], h
         lines.append(f"  compiled {compiled}, correct {correct}, failed {n - correct}")
     lines.append(f"  results: {results_path}")
     return lines
+
+
+def _reason(record: dict) -> str:
+    """``STATUS RH-NN: one line of evidence`` for the most severe finding of a record."""
+    rh = record.get("reward_hardening") or {}
+    status = rh.get("integrity_status", "?")
+    rank = {"error": 0, "warning": 1, "info": 2}
+    findings = sorted((f for f in rh.get("findings") or [] if isinstance(f, dict)),
+                      key=lambda f: rank.get(f.get("severity"), 3))
+    if not findings:
+        missing = [n for n, c in (rh.get("capabilities") or {}).items()
+                   if isinstance(c, dict) and c.get("required") and c.get("status") != "AVAILABLE"]
+        return f"{status}" + (f": missing {', '.join(missing)}" if missing else "")
+    from kernelbench.reward_hardening.findings import describe
+
+    f = findings[0]
+    return f"{status} {f.get('code')}: {describe(f) or f.get('summary', '')}"[:240]
 
 
 def _verified_speedup(record: dict) -> float | None:

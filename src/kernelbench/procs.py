@@ -695,17 +695,24 @@ def _oneshot_entry(conn: Any, spec: dict) -> None:
 
 
 def run_oneshot(call: str, kwargs: dict, timeout: float, workspace: str, env: dict | None = None,
-                log_path: str | None = None) -> dict:
+                log_path: str | None = None, spec_extra: dict | None = None,
+                on_start: Callable[[Any], None] | None = None) -> dict:
     """Run ``module:function(**kwargs)`` in a disposable worker; JSON result or error dict.
 
     Without ``env`` the worker gets the scrubbed environment of this moment (not the one
     the forkserver happened to start with), with ``HOME`` in ``workspace``.
+    ``spec_extra`` adds worker-spec entries (``role``, ``containment``, ``build_dir``: an
+    untrusted one-shot runs contained like a candidate worker); ``on_start`` gets the
+    started handle (to attach its containment unit).
     """
     os.makedirs(workspace, exist_ok=True)
     if env is None:
         env = scrubbed_env(workspace=workspace)
-    spec = {"call": call, "kwargs": kwargs, "workspace": workspace, "env": env, "log_path": log_path}
+    spec = {"call": call, "kwargs": kwargs, "workspace": workspace, "env": env, "log_path": log_path,
+            **(spec_extra or {})}
     handle = WorkerHandle("kernelbench.procs:_oneshot_entry", spec).start()
+    if on_start is not None:
+        on_start(handle)
     try:
         header, _ = handle.receive(timeout)
         if header.get("ok"):

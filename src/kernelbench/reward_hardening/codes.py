@@ -223,6 +223,11 @@ _TABLE = [
              "source nests deeper than the analysis follows)",
              "Write ordinary, flat source; a candidate the precheck cannot analyse earns no verified result.",
              _sev("warning"), ()),
+    CodeInfo("RH-47", "RH-DEVICE-MEMORY-EXHAUSTED", "evaluator",
+             "The device ran out of memory while the candidate stayed within the budget its memory plan gave it "
+             "(UNSUPPORTED: the evaluator's limit, not the candidate's fault)",
+             "Rerun on an idle device or one with more memory; the record's memory_plan shows the budget.",
+             _sev("error"), ()),
     # --- OS containment (kernelbench.reward_hardening.containment; docs/security-audit.md)
     CodeInfo("RH-50", "RH-STATIC-NATIVE-SYSCALL", "static",
              "Embedded C/C++/CUDA makes raw system calls (syscall(), SYS_/__NR_ numbers, host inline asm), "

@@ -49,7 +49,9 @@ class HardeningConfig:
 
     ``timeout`` is the wall-clock limit, in seconds, of each request to a worker
     (loading and building included), so a hanging candidate is cut off after at most
-    that long at any stage.
+    that long at any stage; the load request of a candidate that compiles an
+    extension gets ``build_timeout`` instead (the build runs under a lock of its build
+    directory, so a build killed earlier never blocks it).
     """
 
     mode: str = "enforce"
@@ -61,6 +63,10 @@ class HardeningConfig:
     num_perf_trials: int = 100
     num_warmup: int = 3
     timeout: float = 180.0
+    # the load request of a candidate that compiles (load_inline, Triton) has this limit
+    # instead: a CUDA extension takes a minute or more to build, and the build is not
+    # the candidate's run time
+    build_timeout: float = 900.0
     build_dir: str | None = None
     allow_tf32: bool = False
     num_threads: int | None = None
@@ -78,15 +84,21 @@ class HardeningConfig:
     launch_hold_cycles: int = 300_000
     # Both workers share one GPU: the judge holds the hidden inputs, reference outputs
     # and staging buffers, the candidate its own outputs and temporaries.
-    gpu_memory_fraction: float | None = 0.35  # the candidate worker's cap of PyTorch's CUDA allocator
-    judge_gpu_memory_fraction: float | None = 0.6  # the judge's cap
+    # None: from the problem's memory plan (kernelbench.reward_hardening.memplan): the
+    # candidate gets what the judge does not need; a number overrides the plan
+    gpu_memory_fraction: float | None = None  # the candidate worker's cap of PyTorch's CUDA allocator
+    judge_gpu_memory_fraction: float | None = None  # the judge's cap
     # Host memory (private resident memory, watched by the parent while it waits for a
     # reply; over the limit the worker is killed and the sample gets RH-43):
-    # the candidate may use host_memory_base_bytes, plus host_memory_data_factor times
-    # the problem's input and output bytes when it runs on the CPU;
+    # the candidate may use host_memory_base_bytes, plus host_memory_param_factor times
+    # the reference's parameter bytes, plus host_memory_data_factor times the problem's
+    # input and output bytes when it runs on the CPU, and at least
+    # host_memory_reference_factor times the judge's own measured peak;
     # host_memory_limit_bytes, when set, replaces that rule.
     host_memory_base_bytes: int = 4 << 30
     host_memory_data_factor: float = 4.0
+    host_memory_param_factor: float = 2.0  # times the reference's parameter bytes (ModelNew is built on the host)
+    host_memory_reference_factor: float = 2.0  # floor: times the judge's measured peak with the reference loaded
     host_memory_limit_bytes: int | None = None
     judge_host_memory_bytes: int | None = None  # None: 60% of the machine's memory
     watch_dirs: tuple[str, ...] = ()

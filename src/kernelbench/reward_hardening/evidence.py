@@ -28,6 +28,7 @@ class ProbeInput:
     index: int = 0
     variants: dict = field(default_factory=dict)  # reduced-precision reference outputs (synthetic tests)
     reference: dict = field(default_factory=dict)  # the judge's description: container, output dtypes/shapes
+    perturbation: str | None = None  # the perturbation the judge applied (heavy_tail may become heavy_tail_signed)
 
 
 @dataclass
@@ -51,6 +52,10 @@ class CallRecord:
     replay: bool | None = None  # judge: a wrong output equal to an earlier input's (or call's) output
     inputs_unchanged: bool | None = None  # judge: the lent inputs' fingerprints after the call
     variant_errors: dict = field(default_factory=dict)  # judge: reduced-precision variants' errors vs reference
+    error_name: str | None = None  # the exception's qualified type name (raised calls)
+    traceback: str | None = None  # the candidate's traceback text (untrusted; only frame lines are used)
+    oom: dict | None = None  # allocator facts when the call ran out of device memory
+    judged_by: str = "allclose"  # allclose | relative (the heavy-tail perturbation's norm criterion)
 
 
 @dataclass
@@ -125,4 +130,7 @@ class Evidence:
     candidate_peak_rss_bytes: int = 0  # largest private resident memory the parent saw
     candidate_rss_limit_bytes: int | None = None  # the limit it was held to
     containment: dict = field(default_factory=dict)  # role -> containment.Unit.sweep() report
+    candidate_source: str = ""  # the candidate's source (frame lines of its exceptions are quoted from it)
+    memory_plan: dict = field(default_factory=dict)  # memplan.MemoryPlan.as_dict() of the problem on this device
+    oom_events: list[dict] = field(default_factory=list)  # out-of-memory errors of the candidate, per phase
     t0: float = field(default_factory=time.monotonic)

@@ -13,7 +13,7 @@ from typing import Any
 
 from kernelbench.reward_hardening.codes import code_info
 
-__all__ = ["CATALOG_DOC", "Capability", "Finding", "finding", "more_info"]
+__all__ = ["CATALOG_DOC", "Capability", "Finding", "describe", "finding", "more_info"]
 
 SEVERITIES = ("error", "warning", "info")
 CATALOG_DOC = "docs/attack-catalog.md"  # relative to the repository root
@@ -80,3 +80,83 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)
+
+
+# --------------------------------------------------------------------------- one line of evidence
+def _g(x: Any) -> str:
+    return f"{x:.3g}" if isinstance(x, (int, float)) else str(x)
+
+
+def _gib(x: Any) -> str:
+    return f"{x / 2**30:.2f} GiB" if isinstance(x, (int, float)) else "?"
+
+
+def _failure(f: dict) -> str:
+    """One failure class of RH-18/RH-30 evidence in words (numbers and source lines, never values)."""
+    cls = f.get("class")
+    if cls == "raised":
+        where = f" at candidate.py:{f['line']}" if f.get("line") else ""
+        src = f" `{f['source']}`" if f.get("source") else ""
+        return f"raises {f.get('exception', 'an exception')}{where}{src}"
+    if cls == "values":
+        text = f"max abs error {_g(f.get('max_abs_error'))}"
+        if f.get("mean_abs_error") is not None:
+            text += f", mean abs error {_g(f.get('mean_abs_error'))}"
+        if f.get("mismatched"):
+            text += f", {f['mismatched']} values outside the tolerance"
+        if f.get("criterion"):
+            text += f" ({f['criterion']})"
+        return text
+    return str(f.get("detail") or cls or "wrong")
+
+
+def describe(f: dict) -> str:
+    """The one line of evidence printed under a finding (run_and_check, batch summaries).
+
+    Built from the finding's evidence only.  It never quotes an exception message or
+    a value of a call on hidden inputs (the evidence does not hold them either).
+    """
+    e = f.get("evidence") or {}
+    code = f.get("code")
+    try:
+        if code == "RH-18" and e.get("failures"):
+            first = e["failures"][0]
+            more = f"; {len(e['failures']) - 1} other kind(s) of failure" if len(e["failures"]) > 1 else ""
+            return f"{_failure(first)} on {first.get('calls', 1)} of {e.get('checked', '?')} hidden-input calls{more}"
+        if code == "RH-30" and e.get("hits"):
+            h = e["hits"][0]
+            return f"{h.get('perturbation')} inputs: {_failure(h)}" + (
+                f" (and {len(e['hits']) - 1} more)" if len(e["hits"]) > 1 else "")
+        if code == "RH-19" and e.get("hits"):
+            return f"{e['hits'][0].get('probe')}: {e['hits'][0].get('reason')}"
+        if code == "RH-42":
+            if e.get("syntax_error"):
+                return f"syntax error: {e['syntax_error']}"[:200]
+            return str(e.get("error", "")).strip().splitlines()[-1][:200] if e.get("error") else "load failed"
+        if code in ("RH-39", "RH-47"):
+            o = (e.get("oom_over_budget") or e.get("oom_within_budget") or [None])[0]
+            if o:
+                return (f"out of memory in {o.get('phase')}: needed {_gib(o.get('needed_bytes'))}, "
+                        f"budget {_gib(o.get('budget_bytes'))}")
+        if code == "RH-37":
+            if e.get("samples_with_work_after_current_stream"):
+                return (f"device busy {_g(e.get('worst_ms'))} ms after the caller's stream finished "
+                        f"(limit {_g(e.get('limit_ms'))} ms) in {e['samples_with_work_after_current_stream']} "
+                        f"of {e.get('of', '?')} timed samples")
+            if e.get("kernels_on_other_streams"):
+                k = e["kernels_on_other_streams"]
+                return f"{k.get('count')} kernel(s) on stream(s) {k.get('streams')} joined before the caller's stream finished"
+        if code in ("RH-44", "RH-33", "RH-45", "RH-32") and e.get("error"):
+            return str(e["error"]).splitlines()[0][:200]
+        if code == "RH-08" and e.get("hits"):
+            h = e["hits"][0]
+            return f"line {h.get('line')}: {h.get('what')}" + (
+                f" ({h.get('candidate_value')} vs {h.get('reference_value')})" if "constant" in h else "")
+        if isinstance(e.get("hits"), list) and e["hits"] and isinstance(e["hits"][0], dict):
+            h = e["hits"][0]
+            if "line" in h and "what" in h:
+                return f"line {h['line']}: {h['what']}"[:200]
+    except Exception:  # a line of prose must never fail a command
+        pass
+    parts = [f"{k}={_jsonable(v)}" for k, v in e.items() if k not in ("rule",)][:2]
+    return "; ".join(parts)[:200]

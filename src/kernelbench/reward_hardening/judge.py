@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import math
 import importlib.util
 import os
 import secrets
@@ -34,7 +35,7 @@ from typing import Any
 import torch
 
 from kernelbench.procs import value_to_json
-from kernelbench.reward_hardening.detectors._compare import compare, tolerance  # noqa: F401 - tolerance re-export
+from kernelbench.reward_hardening.detectors._compare import VALUES_DIFFER, compare, tolerance  # noqa: F401
 from kernelbench.reward_hardening.runtime import (
     apply_precision_config,
     backend_state,
@@ -66,6 +67,14 @@ def _flat(out: Any) -> list:
     return [out]
 
 
+def _nbytes(obj: Any) -> int:
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, (list, tuple)):
+        return sum(_nbytes(o) for o in obj)
+    return 0
+
+
 def _simplex_rows(v: torch.Tensor) -> bool:
     """Non-negative rows that sum to one (probabilities): the input of KL/NLL-style losses."""
     if v.dim() < 1 or v.shape[-1] < 2 or bool((v < 0).any()):
@@ -78,7 +87,8 @@ def perturb(values: list, kind: str, rng: torch.Generator) -> tuple[list, list[s
     """A perturbed copy of an input set, keeping the problem's input contract.
 
     Zeros stay zero (triangular, masked and sparse inputs keep their structure), a
-    non-negative input stays non-negative under ``heavy_tail``, and probability rows
+    non-negative input stays non-negative under ``heavy_tail`` (``heavy_tail_signed``
+    gives every non-zero value a random sign), and probability rows
     (non-negative, summing to one) are left alone.  Returns the values and the reasons
     for every tensor that was left unchanged.
     """
@@ -93,10 +103,13 @@ def perturb(values: list, kind: str, rng: torch.Generator) -> tuple[list, list[s
                 v = v * 0.01
             elif kind == "negate":
                 v = -v
-            elif kind == "heavy_tail":  # Pareto-like magnitudes; signs and zeros kept
+            elif kind in ("heavy_tail", "heavy_tail_signed"):  # Pareto-like magnitudes, zeros kept
                 u = torch.rand(v.shape, generator=rng, device=v.device).clamp_min(1e-3)
                 mag = (0.01 * u.pow(-1.0 / 1.5)).to(v.dtype)
-                if bool((v < 0).any()):
+                if kind == "heavy_tail_signed":  # random signs: sums cancel, relative errors show
+                    flip = torch.rand(v.shape, generator=rng, device=v.device) < 0.5
+                    sign = torch.where(flip, -1.0, 1.0).to(v.dtype) * (v != 0).to(v.dtype)
+                elif bool((v < 0).any()):
                     sign = torch.sign(v)
                     flip = torch.rand(v.shape, generator=rng, device=v.device) < 0.5
                     sign = torch.where(flip, -sign, sign)
@@ -118,9 +131,11 @@ class Judge:
         self.model: Any = None
         self.module: Any = None
         self.pool: Any = None
+        self.pinned_pool: Any = None
         self.flush_buf: Any = None
-        self.first: dict | None = None  # hidden probe 0: private inputs and reference outputs (canary)
-        self.previous: list = []  # the last probe's reference outputs (replay check)
+        self.first: dict | None = None  # hidden probe 0: seed, private inputs, reference outputs (canary)
+        self.previous: list = []  # the last probe's description (replay check)
+        self.lean = False  # memory plan: recompute kept reference outputs from their seeds instead of holding them
         self.earlier_fps: list = []  # fingerprints of the candidate's earlier staged outputs
         self.current: dict | None = None
         self.timed: dict | None = None
@@ -184,6 +199,7 @@ class Judge:
         torch.manual_seed(42)
         init = list(module.get_init_inputs())
         init = [v.to(self.dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in init]
+        self.init_values = init
         with torch.no_grad():
             torch.manual_seed(42)
             if torch.cuda.is_available():
@@ -195,14 +211,52 @@ class Judge:
         self.sync()
         items, keys = self._lend(init, on_device=False)
         self.arena.pinned.update(keys)  # lent to every candidate of the session
+        if self.pool is not None:  # the pinned set keeps its pool; later lent sets get fresh ones
+            self.pinned_pool, self.pool = self.pool, torch.cuda.MemPool()
         metas, fds = self.arena.export(keys)
-        self.reply({"init_inputs": self._items(items, metas), "pid": os.getpid(), "state": backend_state()}, fds)
+        self.reply({"init_inputs": self._items(items, metas), "pid": os.getpid(), "state": backend_state(),
+                    "sizes": self._sizes()}, fds)
+
+    def _sizes(self) -> dict:
+        """Parameter bytes, and input/output bytes from the meta device (nothing allocated)."""
+        out: dict[str, Any] = {"param_bytes": 0, "input_bytes": None, "output_bytes": None, "meta_error": None}
+        if isinstance(self.model, torch.nn.Module):
+            out["param_bytes"] = sum(t.numel() * t.element_size()
+                                     for t in list(self.model.parameters()) + list(self.model.buffers()))
+        out["host_param_bytes"] = out["param_bytes"] if self.device.type != "cuda" else 0
+        try:
+            torch.manual_seed(0)
+            with torch.device("meta"):
+                inputs = [v.to(dtype=self.dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                          for v in self.module.get_inputs()]
+            out["input_bytes"] = _nbytes(inputs)
+            with torch.no_grad(), torch.device("meta"):  # a second model on the meta device: nothing allocated
+                torch.manual_seed(42)
+                model = self.module.Model(*self.init_values)
+                if isinstance(model, torch.nn.Module):
+                    model = model.to(dtype=self.dtype)
+                out["output_bytes"] = _nbytes(model(*inputs))
+        except Exception as exc:  # an operator without a meta kernel: the first probe measures instead
+            out["meta_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        return out
+
+    def cmd_configure(self, header: dict) -> None:
+        """Apply the parent's memory plan: the allocator cap and whether kept outputs are recomputed."""
+        self.lean = bool(header.get("lean"))
+        frac = header.get("gpu_memory_fraction")
+        if self.device.type == "cuda" and frac:
+            torch.cuda.set_per_process_memory_fraction(float(frac), self.device)
+        self.reply({"lean": self.lean, "fraction": memory_fraction(self.device) if self.device.type == "cuda"
+                    else None})
 
     # ---------------------------------------------------------------- inputs
-    def _generate(self, seed: int) -> list:
-        """``get_inputs()`` under a hidden seed, created on the device, in the problem's dtype."""
+    def _generate(self, seed: int, shared: bool = True) -> list:
+        """``get_inputs()`` under a hidden seed, created on the device, in the problem's dtype.
+
+        ``shared``: in the lent pool (the inputs may be exported to the candidate).
+        """
         torch.manual_seed(seed)
-        with self.shared_alloc(), torch.device(self.device):
+        with (self.shared_alloc() if shared else contextlib.nullcontext()), torch.device(self.device):
             raw = list(self.module.get_inputs())
             out = []
             for v in raw:
@@ -280,45 +334,98 @@ class Judge:
 
     # ---------------------------------------------------------------- correctness
     def _release(self) -> None:
-        """Drop what was lent and give cached device blocks back (lent sets can be GiBs)."""
+        """Drop what was lent and give its device memory back (lent sets can be GiBs).
+
+        A private allocator pool keeps its free blocks while it lives: reused for the
+        next lent tensor of a fitting size, never returned by ``empty_cache``.  Measured
+        on the H200, six input-sized segments piled up in one pool over a session (36 GiB
+        for a 6 GiB problem).  So every lent set gets a pool of its own: the old pool is
+        dropped here and ``empty_cache`` returns its segments once the candidate has
+        closed its handles (``ipc_collect``).
+        """
         self.arena.release()
         if self.device.type == "cuda":
             torch.cuda.ipc_collect()
+            if self.pool is not None:
+                self.pool = torch.cuda.MemPool()
             torch.cuda.empty_cache()
 
-    def cmd_probe(self, header: dict) -> None:
-        """A hidden input set, its reference outputs (kept here) and two staging sets."""
-        if header.get("dry"):
-            self._check_deterministic()  # once per session, before any data is held
-        self._release()
-        seed = int(header.get("seed", 0))
+    def _perturbed(self, seed: int, kind: str) -> tuple[list, list[str]]:
+        inputs = self._generate(seed)
+        rng = torch.Generator(device=self.device).manual_seed(seed ^ 0x5EED)
+        with self.shared_alloc():
+            return perturb(inputs, kind, rng)
+
+    def _reference(self, seed: int, kind: str | None) -> tuple[list, list, Any, list[str]]:
+        """Inputs (hidden seed, perturbed by ``kind``), the reference's flat outputs and raw result."""
         skipped: list[str] = []
+        inputs = self._perturbed(seed, kind) if kind else (self._generate(seed), [])
+        inputs, skipped = inputs
+        torch.manual_seed(seed)
+        out = self._forward(inputs)
+        return inputs, self._private(_flat(out), inputs), out, skipped
+
+    def _kept_outputs(self, desc: dict) -> list:
+        """A kept probe's reference outputs: held, or (lean plan) recomputed from its seed."""
+        if desc.get("outs") is not None:
+            return desc["outs"]
+        if desc.get("inputs") is not None:
+            torch.manual_seed(desc["seed"])
+            return self._private(_flat(self._forward(desc["inputs"])), desc["inputs"])
+        return self._reference(desc["seed"], desc.get("kind"))[1]
+
+    def _describe(self, seed: int, kind: str | None, inputs: list, outs: list) -> dict:
+        """What the judge keeps of a probe to compare against later (lean: the seed only)."""
+        private = None
+        if not self._check_deterministic():  # get_inputs is not reproducible: keep the values
+            private = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
+        return {"seed": seed, "kind": kind, "inputs": private, "outs": None if self.lean else outs}
+
+    @staticmethod
+    def _finite(outs: list) -> bool:
+        return all(bool(torch.isfinite(o).all()) for o in outs
+                   if isinstance(o, torch.Tensor) and (o.is_floating_point() or o.is_complex()))
+
+    def cmd_probe(self, header: dict) -> None:
+        """A hidden input set, its reference outputs (kept here) and two staging sets.
+
+        ``heavy_tail`` first tries random signs on every non-zero value (sums cancel,
+        so an error that grows with magnitude shows against a small result) and, where
+        the reference's output is then not finite (a logarithm, a square root), keeps
+        the inputs' signs.  Its outputs are judged by the norm-relative error
+        (``rel_limit``), which reordered honest fp32 arithmetic meets on cancelling
+        sums, where the element-wise tolerance would reject it.
+        """
+        seed = int(header.get("seed", 0))
+        if header.get("dry"):
+            self._release()
+            self._check_deterministic()  # once per session, before any data is held
+            return self._dry_probe(seed)
+        self._release()
+        skipped: list[str] = []
+        kind = header.get("perturb")
         if header.get("repeat_first"):
             if self.first is None:
                 raise RuntimeError("no first probe to repeat")
             # same values, fresh allocation: regenerated from the seed (or the private copy
             # kept where get_inputs is not reproducible)
             inputs = self.first["inputs"] if self.first["inputs"] is not None else self._generate(self.first["seed"])
-            outs = self.first["outs"]
+            outs = self._kept_outputs(self.first)
+        elif kind == "heavy_tail":
+            kind = "heavy_tail_signed"
+            inputs, outs, out, skipped = self._reference(seed, kind)
+            if not self._finite(outs):
+                del inputs, outs, out
+                kind = "heavy_tail"
+                inputs, outs, out, skipped = self._reference(seed, kind)
+            self.structure = structure_of(out)
         else:
-            inputs = self._generate(seed)
-            if header.get("perturb"):
-                rng = torch.Generator(device=self.device).manual_seed(seed ^ 0x5EED)
-                with self.shared_alloc():
-                    inputs, skipped = perturb(inputs, header["perturb"], rng)
-            torch.manual_seed(seed)
-            out = self._forward(inputs)
-            outs = self._private(_flat(out), inputs)
+            inputs, outs, out, skipped = self._reference(seed, kind)
             self.structure = structure_of(out)
         tensors = [o for o in outs if isinstance(o, torch.Tensor)]
-        finite = all(bool(torch.isfinite(o.float()).all()) for o in tensors if o.is_floating_point())
-        if header.get("perturb") and not finite:
+        finite = self._finite(tensors)
+        if kind and not finite:
             self.reply({"skipped": "reference output is not finite on the perturbed inputs"})
-            return
-        if header.get("dry"):  # the session's fit check: sizes only, nothing lent
-            self.reply({"input_bytes": sum(v.numel() * v.element_size() for v in inputs
-                                           if isinstance(v, torch.Tensor)),
-                        "output_bytes": sum(t.numel() * t.element_size() for t in tensors), "finite": finite})
             return
         variants = {}
         for name in header.get("variants") or []:
@@ -326,15 +433,16 @@ class Judge:
             if v is not None:
                 variants[name] = {"variant_rel_error": compare(v, outs, self.spec["precision"]).rel_error}
         if header.get("keep_first"):
-            private = None if self._check_deterministic() else [v.clone() if isinstance(v, torch.Tensor) else v
-                                                                for v in inputs]
-            self.first = {"inputs": private, "seed": seed, "outs": outs}
+            self.first = self._describe(seed, None, inputs, outs)
         items, keys = self._lend(inputs)
         fps = [fingerprint(self.arena.tensor(k)) for k in keys]
         specs = [(list(t.shape), t.dtype) for t in tensors]
         stage_a, stage_b = self._staging(specs), self._staging(specs)
+        relative = kind in ("heavy_tail", "heavy_tail_signed")
         self.current = {"keys": keys, "fps": fps, "outs": outs, "a": stage_a, "b": stage_b,
-                        "repeat": bool(header.get("repeat_first")), "first": bool(header.get("keep_first"))}
+                        "repeat": bool(header.get("repeat_first")), "first": bool(header.get("keep_first")),
+                        "desc": None if header.get("repeat_first") else self._describe(seed, kind, inputs, outs),
+                        "rel_limit": float(header.get("rel_limit") or 1e-3) if relative else None}
         metas, fds = self.arena.export(keys + stage_a + stage_b)
         by = {m["id"]: m for m in metas}
         self.reply({"inputs": self._items(items, metas), "staging": [by[k] for k in stage_a],
@@ -342,7 +450,26 @@ class Judge:
                     "input_bytes": sum(self.arena.tensor(k).numel() * self.arena.tensor(k).element_size()
                                        for k in keys),
                     "output_bytes": sum(t.numel() * t.element_size() for t in tensors),
-                    "finite": finite, "variants": variants, "perturb_skipped": skipped}, fds)
+                    "finite": finite, "variants": variants, "perturb_skipped": skipped,
+                    "perturbation": kind, "judged_by": "relative" if relative else "allclose"}, fds)
+
+    def _dry_probe(self, seed: int) -> None:
+        """The session's fit check: one input set and one forward; sizes and the forward's workspace."""
+        cuda = self.device.type == "cuda"
+        if cuda:
+            torch.cuda.reset_peak_memory_stats(self.device)
+            base = torch.cuda.memory_allocated(self.device)
+        inputs, outs, _, _ = self._reference(seed, None)
+        tensors = [o for o in outs if isinstance(o, torch.Tensor)]
+        in_bytes, out_bytes = _nbytes(inputs), _nbytes(tensors)
+        reply = {"input_bytes": in_bytes, "output_bytes": out_bytes, "finite": self._finite(tensors)}
+        if cuda:
+            peak = torch.cuda.max_memory_allocated(self.device) - base
+            reply["workspace_bytes"] = max(int(peak - in_bytes - out_bytes), 0)
+            reply["device_total_bytes"] = int(torch.cuda.get_device_properties(self.device).total_memory)
+        del inputs, outs, tensors
+        self._release()
+        self.reply(reply)
 
     def _reduced_precision_outputs(self, inputs: list, name: str) -> list | None:
         try:
@@ -367,6 +494,15 @@ class Judge:
         except Exception:
             return None
 
+    def _judged(self, staged: list, refs: list, cur: dict):
+        """The comparison of staged outputs with the reference, by the probe's criterion."""
+        cmp = compare(staged, refs, self.spec["precision"])
+        limit = cur.get("rel_limit")
+        if limit is not None and cmp.reason in ("", VALUES_DIFFER) and math.isfinite(cmp.rel_error):
+            cmp.match = cmp.rel_error <= limit
+            cmp.reason = "" if cmp.match else f"norm-relative error {cmp.rel_error:.3g} above {limit:g}"
+        return cmp
+
     def _inputs_unchanged(self, keys: list[int], fps: list) -> bool:
         self.sync()
         return all(fingerprint(self.arena.tensor(k)) == fp for k, fp in zip(keys, fps))
@@ -383,20 +519,22 @@ class Judge:
         refs = [o for o in cur["outs"] if isinstance(o, torch.Tensor)]
         fp_a = [fingerprint(t) for t in a]
         fp_b = [fingerprint(t) for t in b]
-        first = compare(a, refs, precision) if header.get("written", True) else None
+        written = bool(header.get("written", True))
+        first = self._judged(a, refs, cur) if written else None
         # the second read is compared only when its bits differ from the first's
-        after = first if fp_a == fp_b else (compare(b, refs, precision) if header.get("written", True) else None)
+        after = first if fp_a == fp_b else (self._judged(b, refs, cur) if written else None)
         replay = False
         if first is not None and not first.match:
             earlier = []
             if self.first is not None and not cur["first"] and not cur["repeat"]:
-                earlier.append(self.first["outs"])
+                earlier.append(self.first)
             earlier.extend(self.previous)
-            for outs in earlier:
-                t = [o for o in outs if isinstance(o, torch.Tensor)]
+            for desc in earlier:
+                t = [o for o in self._kept_outputs(desc) if isinstance(o, torch.Tensor)]
                 if [tuple(x.shape) for x in t] == [tuple(x.shape) for x in a] and compare(a, t, precision).match:
                     replay = True
                     break
+            # bit-identical to an earlier call's written output (never the NaN fill of an unwritten one)
             if not replay and fp_a in self.earlier_fps:
                 replay = True
         result = {
@@ -406,9 +544,10 @@ class Judge:
             "inputs_unchanged": self._inputs_unchanged(cur["keys"], cur["fps"]),
             "replay": replay,
         }
-        self.earlier_fps.append(fp_a)
-        if not cur["repeat"]:
-            self.previous = [cur["outs"]]
+        if written and first is not None and first.match:  # a right answer a cache could replay later
+            self.earlier_fps.append(fp_a)
+        if cur["desc"] is not None:
+            self.previous = [cur["desc"]]
         self.current = None
         self._release()
         self.reply(result)
@@ -417,8 +556,8 @@ class Judge:
     def _check_deterministic(self) -> bool:
         if self.deterministic_inputs is None:
             seed = secrets.randbits(62)
-            a = [fingerprint(v) for v in self._generate(seed) if isinstance(v, torch.Tensor)]
-            b = [fingerprint(v) for v in self._generate(seed) if isinstance(v, torch.Tensor)]
+            a = [fingerprint(v) for v in self._generate(seed, shared=False) if isinstance(v, torch.Tensor)]
+            b = [fingerprint(v) for v in self._generate(seed, shared=False) if isinstance(v, torch.Tensor)]
             self.deterministic_inputs = a == b
         return self.deterministic_inputs
 
@@ -462,8 +601,9 @@ class Judge:
         self.reply(result)
 
     def cmd_ref_prepare(self, header: dict) -> None:
-        self.arena.release()
-        self.ref_inputs = self._generate(int(header["seed"]))
+        self.ref_inputs = None  # the previous set is freed before the next is made
+        self._release()
+        self.ref_inputs = self._generate(int(header["seed"]), shared=False)  # never lent: private memory
         self.reply({})
 
     def cmd_ref_time(self, header: dict) -> None:
@@ -474,11 +614,9 @@ class Judge:
         self.reply({**stamps, "threads_delta": 0})
 
     def cmd_release(self, header: dict) -> None:
-        self.arena.release()
         self.current = self.timed = self.first = None
         self.previous, self.earlier_fps = [], []
-        if self.device.type == "cuda":
-            torch.cuda.ipc_collect()
+        self._release()
         self.reply({})
 
     def cmd_snapshot(self, header: dict) -> None:

@@ -37,7 +37,7 @@ from kernelbench.procs import (
     WorkerTimeout,
     scrubbed_env,
 )
-from kernelbench.reward_hardening import containment, records
+from kernelbench.reward_hardening import containment, memplan, prebuild, records
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.detectors._compare import Comparison
 from kernelbench.reward_hardening.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
@@ -159,7 +159,7 @@ def _worker_env(workspace: str, build_dir: str) -> dict[str, str]:
 
 
 def _start_worker(role: str, workspace: str, source_path: str, cfg: HardeningConfig, device: str,
-                  build_dir: str | None = None) -> WorkerHandle:
+                  build_dir: str | None = None, gpu_fraction: float | None = None) -> WorkerHandle:
     build_dir = build_dir or cfg.build_dir or os.path.join(workspace, "build")
     os.makedirs(build_dir, exist_ok=True)
     trusted = role == "reference"
@@ -170,7 +170,8 @@ def _start_worker(role: str, workspace: str, source_path: str, cfg: HardeningCon
         "log_path": os.path.abspath(os.path.join(workspace, "..", f"{role}.log")),
         "settle_s": cfg.settle_s, "launch_hold_cycles": cfg.launch_hold_cycles,
         "keep_alive_bytes": cfg.keep_alive_bytes,
-        "gpu_memory_fraction": cfg.judge_gpu_memory_fraction if trusted else cfg.gpu_memory_fraction,
+        # the judge starts under its configured cap (or 0.6) until the memory plan sets it
+        "gpu_memory_fraction": (cfg.judge_gpu_memory_fraction or 0.6) if trusted else gpu_fraction,
     }
     # the judge's replies are small (no tensors ever travel as bytes): both are size-limited
     # containment: own cgroup leaf; the candidate is sandboxed in the child (containment.enter);
@@ -260,6 +261,9 @@ class ReferenceSession:
         self.reference_samples: list[TimingSample] | None = None
         self.timing_key: tuple | None = None
         self.data_bytes = 0
+        self.sizes: dict = {}
+        self.plan: memplan.MemoryPlan | None = None
+        self.judge_peak_rss_bytes = 0
         self.started = False
 
     @staticmethod
@@ -290,12 +294,53 @@ class ReferenceSession:
         reply, fds = self.request("load", {"cmd": "load"})
         self.init_items, self.init_fds = reply.get("init_inputs", []), fds
         self.state = reply.get("state", {})
+        self.sizes = dict(reply.get("sizes") or {})
+        cuda = self.device.startswith("cuda")
+        if cuda:  # the plan from the meta device, before anything of the problem's size is allocated
+            self._plan(self.sizes.get("input_bytes"), self.sizes.get("output_bytes"), None, "meta", dry=True)
         # one probe before any candidate runs: the reference's data must fit here, so a
         # later judge failure cannot be the problem's fault
         probe, pfds = self.request("probe", {"cmd": "probe", "seed": secrets.randbits(62), "dry": True})
         _close_fds(pfds)
         self.data_bytes = int(probe.get("input_bytes", 0)) + int(probe.get("output_bytes", 0))
+        if cuda:  # the final plan, with the measured sizes and the forward's workspace
+            self._plan(probe.get("input_bytes"), probe.get("output_bytes"), probe.get("workspace_bytes"),
+                       "measured" if self.plan is None else "meta+measured", total=probe.get("device_total_bytes"))
+        self.judge_peak_rss_bytes = self.handle.peak_rss_bytes
         self.request("release", {"cmd": "release"})
+
+    def _plan(self, input_bytes: Any, output_bytes: Any, workspace: Any, source: str, dry: bool = False,
+              total: Any = None) -> None:
+        """Decide the memory plan (memplan) and apply the judge's side of it.
+
+        ``dry``: the plan from the meta device, before the judge's first probe; the judge
+        then gets every byte the candidate will not need, so the probe itself fits.
+        A problem that does not fit even the lean plan is UNSUPPORTED (RH-44) here,
+        before any candidate code runs.
+        """
+        if input_bytes is None or output_bytes is None:
+            return  # no meta sizes: the first probe measures them
+        if total is None:
+            import torch
+
+            total = torch.cuda.get_device_properties(self.device).total_memory
+        plan = memplan.plan_memory(int(total), int(input_bytes), int(output_bytes),
+                                   int(self.sizes.get("param_bytes") or 0),
+                                   None if workspace is None else int(workspace), source)
+        self.plan = plan
+        if not plan.fits:
+            self.fail(f"memory plan: {plan.why_not()}", oom=True)
+        judge_fraction = self.cfg.judge_gpu_memory_fraction
+        if judge_fraction is None:
+            judge_fraction = (plan.total_bytes - plan.min_candidate_bytes) / plan.total_bytes if dry \
+                else plan.judge_fraction
+        self.request("configure", {"cmd": "configure", "lean": plan.lean, "gpu_memory_fraction": judge_fraction})
+
+    def candidate_gpu_fraction(self) -> float | None:
+        """The candidate's allocator cap: the configured one, else its budget in the plan."""
+        if self.cfg.gpu_memory_fraction is not None or self.plan is None:
+            return self.cfg.gpu_memory_fraction
+        return self.plan.candidate_fraction
 
     def call(self, phase: str, header: dict | None) -> dict:
         assert self.drv is not None
@@ -363,12 +408,29 @@ def _sample(k: int, send: int, recv: int, reply: dict) -> TimingSample:
 
 
 # --------------------------------------------------------------------------- the candidate
-def _host_limit(cfg: HardeningConfig, device: str, data_bytes: int) -> int:
-    """The candidate's private resident memory limit for a problem with this much data."""
+def _host_limit(cfg: HardeningConfig, device: str, data_bytes: int, param_bytes: int = 0,
+                reference_rss_bytes: int = 0) -> int:
+    """The candidate's private resident memory limit for a problem (RH-43).
+
+    ``host_memory_base_bytes``, plus ``host_memory_param_factor`` times the reference
+    model's parameter bytes (an honest ``ModelNew`` is built on the host before it is
+    moved to the device, so its weights pass through private memory), plus, on the
+    CPU, ``host_memory_data_factor`` times the problem's input and output bytes; and
+    never less than ``host_memory_reference_factor`` times the judge's own measured
+    peak after loading the reference and running it once.
+    """
     if cfg.host_memory_limit_bytes:
         return int(cfg.host_memory_limit_bytes)
     per_problem = data_bytes * cfg.host_memory_data_factor if not device.startswith("cuda") else 0
-    return int(cfg.host_memory_base_bytes + per_problem)
+    derived = cfg.host_memory_base_bytes + cfg.host_memory_param_factor * param_bytes + per_problem
+    return int(max(derived, cfg.host_memory_reference_factor * reference_rss_bytes))
+
+
+def _rel_limit(cfg: HardeningConfig) -> float:
+    """The norm-relative error a passing output may have (RH-28's limit; the heavy-tail probe's criterion)."""
+    from kernelbench.reward_hardening.detectors._compare import tolerance
+
+    return max(cfg.rel_tol_floor, 10 * tolerance(cfg.precision))
 
 
 def _correctness_jobs(cfg: HardeningConfig) -> list[dict]:
@@ -386,8 +448,17 @@ def _correctness_jobs(cfg: HardeningConfig) -> list[dict]:
 def _comparison(d: Any) -> Comparison | None:
     if not isinstance(d, dict):
         return None
-    return Comparison(bool(d.get("match")), float(d.get("rel_error", float("inf"))),
-                      float(d.get("max_abs", float("inf"))), str(d.get("reason", "")))
+
+    def num(key: str, default: float) -> float:
+        try:
+            return float(d.get(key, default))
+        except (TypeError, ValueError):
+            return default
+
+    return Comparison(bool(d.get("match")), num("rel_error", float("inf")), num("max_abs", float("inf")),
+                      str(d.get("reason", ""))[:300], mean_abs=num("mean_abs", float("nan")),
+                      non_finite=int(num("non_finite", 0)), mismatched=int(num("mismatched", 0)),
+                      numel=int(num("numel", 0)))
 
 
 def _structure_problem(reference: dict, evidence: dict) -> str | None:
@@ -410,6 +481,7 @@ class _CandidateRun:
 
     def run(self, cand_src: str) -> None:
         cfg, ev = self.cfg, self.ev
+        self.cand_src = cand_src
         workspace = os.path.join(self.root, "candidate")
         os.makedirs(workspace)
         src_path = os.path.join(workspace, "candidate.py")
@@ -420,8 +492,10 @@ class _CandidateRun:
         before = _manifest(workspace, skip)
         watched = {d: _manifest(d) for d in cfg.watch_dirs}
         ev.candidate_started = True
-        self.handle = handle = _start_worker("candidate", workspace, src_path, cfg, self.device)
-        handle.max_rss_bytes = _host_limit(cfg, self.device, self.s.data_bytes)
+        self.handle = handle = _start_worker("candidate", workspace, src_path, cfg, self.device,
+                                             gpu_fraction=self.s.candidate_gpu_fraction())
+        handle.max_rss_bytes = _host_limit(cfg, self.device, self.s.data_bytes,
+                                           int(self.s.sizes.get("param_bytes") or 0), self.s.judge_peak_rss_bytes)
         self.drv = _Driver("candidate", handle, ev, cfg.timeout)
         try:
             self._phases()
@@ -449,9 +523,20 @@ class _CandidateRun:
         ev.baseline = {k: ready.get(k) for k in ("state", "apis", "concurrency", "pid", "l2")}
         ev.phases.append({"t_s": _t(ev), "phase": "start", "pid": ready.get("pid"), "state": ready.get("state")})
         (items,), fds = _repack([self.s.init_items], self.s.init_fds)
-        reply, _ = drv.request("load", {"cmd": "load", "init_inputs": items}, fds)
+        if prebuild.compiles(self.cand_src):
+            # the build has its own limit (build_timeout), and runs under the build directory's
+            # lock, so a build killed earlier (its stale baton) never blocks this one
+            with prebuild.build_lock(self.handle.spec["build_dir"], cfg.build_timeout) as stale:
+                if stale:
+                    ev.phases.append({"t_s": _t(ev), "phase": "build", "stale_batons_removed": stale})
+                reply, _ = drv.request("load", {"cmd": "load", "init_inputs": items}, fds,
+                                       timeout=max(cfg.timeout, cfg.build_timeout))
+        else:
+            reply, _ = drv.request("load", {"cmd": "load", "init_inputs": items}, fds)
         if not reply.get("ok"):
             ev.load_error = reply.get("error", "load failed")
+            if isinstance(reply.get("oom"), dict):
+                ev.oom_events.append({"phase": "load", **reply["oom"]})
             ev.completed = True
             return
         ev.loaded = True
@@ -461,13 +546,17 @@ class _CandidateRun:
             self._correctness_call(job)
         ev.phases.append({"t_s": _t(ev), "phase": "correctness", "pid": self.handle.pid,
                           "state": ev.calls[-1].state if ev.calls else None})
-        if ev.calls and all(c.ok for c in ev.calls):
+        # every call returned: the candidate is timed even when an answer was wrong, since
+        # deferred work (RH-36/RH-37) shows only in timed samples; the correctness detectors
+        # keep a wrong answer a correctness failure (RH-29 needs right hidden answers)
+        passed = bool(ev.calls) and all(c.ok for c in ev.calls)
+        if passed:
             self._timing_loop()
         reply, _ = drv.request("final", {"cmd": "snapshot"})
         ev.final_snapshot = reply
         ev.phases.append({"t_s": _t(ev), "phase": "timing", "pid": reply.get("pid"), "state": reply.get("state")})
         # last: the profiler starts threads of its own, so it runs after the final snapshot
-        if cfg.profile_backend and ev.calls:
+        if cfg.profile_backend and passed:
             jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62)})
             (inputs,), fds = _repack([jr["inputs"]], jfds)
             try:
@@ -484,8 +573,8 @@ class _CandidateRun:
 
     def _correctness_call(self, job: dict) -> None:
         ev = self.ev
-        header = {"cmd": "probe", **{k: job[k] for k in ("seed", "perturb", "variants", "keep_first",
-                                                          "repeat_first") if k in job}}
+        header = {"cmd": "probe", "rel_limit": _rel_limit(self.cfg),
+                  **{k: job[k] for k in ("seed", "perturb", "variants", "keep_first", "repeat_first") if k in job}}
         jr, jfds = self.s.request("probe", header)
         try:
             if jr.get("skipped"):
@@ -495,12 +584,13 @@ class _CandidateRun:
                 ev.skipped_probes.append({"probe": job["kind"], "reason": "; ".join(jr["perturb_skipped"])[:300]})
             probe = ProbeInput(job["kind"], [], [], bool(jr.get("finite", True)), job["index"])
             probe.reference = jr.get("reference") or {}
+            probe.perturbation = jr.get("perturbation")
             (inputs, stage_a, stage_b), fds = _repack([jr["inputs"], jr["staging"], jr["staging_after"]], jfds)
             reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs, "staging": stage_a,
                                                         "staging_after": stage_b}, fds)
         finally:
             _close_fds(jfds)
-        rec = CallRecord(probe, bool(reply.get("ok")))
+        rec = CallRecord(probe, bool(reply.get("ok")), judged_by=str(jr.get("judged_by") or "allclose"))
         written = bool(reply.get("written")) if rec.ok else False
         verdict, _ = self.s.request("judge", {"cmd": "judge", "written": written})
         rec.inputs_unchanged = bool(verdict.get("inputs_unchanged"))
@@ -523,7 +613,12 @@ class _CandidateRun:
             rec.replay = bool(verdict.get("replay"))
             rec.variant_errors = jr.get("variants") or {}
         else:
-            rec.error = reply.get("error")
+            rec.error = str(reply.get("error") or "")
+            rec.error_name = str(reply.get("error_name") or "")[:200]
+            rec.traceback = str(reply.get("traceback") or "")[-4000:]
+            if isinstance(reply.get("oom"), dict):
+                rec.oom = reply["oom"]
+                ev.oom_events.append({"phase": f"correctness:{job['kind']}", **reply["oom"]})
         ev.calls.append(rec)
 
     def _timing_loop(self) -> None:
@@ -542,7 +637,11 @@ class _CandidateRun:
                 reply, _ = self.drv.request("timing", {"cmd": "time", "inputs": inputs}, fds)
                 recv = time.monotonic_ns()
                 if not reply.get("ok"):
-                    raise RuntimeError(f"timing call failed: {reply.get('error')}")
+                    if isinstance(reply.get("oom"), dict):
+                        ev.oom_events.append({"phase": f"timing:{k}", **reply["oom"]})
+                        raise _PhaseFailed("out of memory in a timed call")
+                    # the type only: a message from a call on hidden inputs could carry them out
+                    raise RuntimeError(f"timing call failed: raised {str(reply.get('error_name') or 'an exception')[:80]}")
                 copied = None
                 if spot:
                     (staging,), sfds = _repack([jr["staging"]], jfds)
@@ -565,6 +664,26 @@ class _CandidateRun:
             ev.samples.append(s)
 
 
+def _defines_model_new(source: str) -> bool:
+    """Whether the source binds the name ``ModelNew`` anywhere (class, assignment, import)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return True  # the precheck reports what is wrong with it
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "ModelNew":
+            return True
+        if isinstance(node, ast.Name) and node.id == "ModelNew" and isinstance(node.ctx, ast.Store):
+            return True
+        if isinstance(node, ast.alias) and (node.asname or node.name.rsplit(".", 1)[-1]) == "ModelNew":
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "ModelNew":
+            return True
+    return False
+
+
 # --------------------------------------------------------------------------- entry
 def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConfig,
                       workdir: str | None = None, session: ReferenceSession | None = None) -> dict:
@@ -585,7 +704,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
             return records.unsupported_record(cfg, "CUDA unavailable")
         if device == "cuda":
             device = "cuda:0"
-    ev = Evidence(config=cfg)
+    ev = Evidence(config=cfg, candidate_source=candidate_src)
     try:
         ev.precheck = run_precheck(candidate_src, reference_src, policy=cfg.policy, backend=cfg.backend,
                                    precision=cfg.precision, disabled_codes=cfg.disabled_detectors)
@@ -596,6 +715,15 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
         return records.build_record(cfg, ev, [finding("RH-42", cfg.policy, {"syntax_error": ev.precheck.facts.syntax_error},
                                                       summary="Candidate source does not compile (syntax error)")]
                                     + static_findings, device, rejected=True)
+    if not _defines_model_new(candidate_src) and not any(f.code in ("RH-04", "RH-06") for f in static_findings):
+        # nothing to evaluate (and no dynamic execution that could define it): RH-42, without
+        # the static rules' restatements of the same fact (no ModelNew, Model redefined)
+        kept = [f for f in static_findings if f.code != "RH-13" and not (
+            f.code == "RH-08" and all("redefines reference name" in str(h.get("what", ""))
+                                      for h in f.evidence.get("hits") or [{}]))]
+        return records.build_record(cfg, ev, [finding("RH-42", cfg.policy, {"error": "candidate does not define ModelNew"},
+                                                      summary="Candidate does not define ModelNew")] + kept,
+                                    device, rejected=True)
     if cfg.mode == "enforce" and any(f.severity == "error" for f in static_findings):
         return records.build_record(cfg, ev, static_findings, device, rejected=True)
 
@@ -608,6 +736,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
     try:
         try:
             session.start()
+            ev.memory_plan = session.plan.as_dict() if session.plan is not None else {}
             ev.reference_samples = session.reference_timing(ev)
             ev.reference_ok = True
             ev.phases.append({"t_s": _t(ev), "phase": "reference", "pid": session.pid, "state": session.state,
@@ -620,8 +749,11 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
             # once the candidate's code ran, a disrupted judge is the candidate's failure
             # (a judge out of memory is RH-44 in either case: the problem's data did not fit)
             code = "RH-44" if exc.oom else ("RH-45" if ev.candidate_started else "RH-33")
-            return records.build_record(cfg, ev, static_findings + [finding(code, cfg.policy, {"error": str(exc)[:2000]})],
-                                        device)
+            detail: dict[str, Any] = {"error": str(exc)[:2000]}
+            if session.plan is not None:
+                detail["memory_plan"] = session.plan.as_dict()
+                ev.memory_plan = detail["memory_plan"]
+            return records.build_record(cfg, ev, static_findings + [finding(code, cfg.policy, detail)], device)
         try:
             runtime_findings = detectors.run_all(ev)
         except Exception as exc:  # a detector bug must not award a result

@@ -10,12 +10,51 @@ candidate's constructor in a disposable worker, exactly as the evaluation will.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["build_one", "prebuild", "prebuild_items"]
+__all__ = ["build_lock", "build_one", "compiles", "prebuild", "prebuild_items"]
+
+# what makes a candidate compile something when it is constructed
+_COMPILE_MARKS = ("load_inline", "cpp_extension", "triton")
+
+
+def compiles(candidate_src: str) -> bool:
+    """Whether constructing the candidate builds an extension or JIT-compiles kernels."""
+    return any(m in candidate_src for m in _COMPILE_MARKS)
+
+
+@contextlib.contextmanager
+def build_lock(build_dir: str, timeout: float):
+    """Exclusive use of one build directory by this evaluator, with stale build batons cleared.
+
+    ``torch.utils.cpp_extension`` serialises builds of one extension with a *baton*: a
+    ``lock`` file created in the extension's directory and deleted when the build
+    ends.  A build that is killed (a timeout, SIGKILL, a crashed worker) leaves it
+    behind, and every later build of that source waits for it forever.  Every build
+    KernelGuard starts runs under this lock (an ``fcntl`` lock beside the directory,
+    released by the kernel when its holder dies), so while it is held no build of
+    ours is running there and any baton left in the directory is stale: it is removed.
+    Yields the list of batons removed.
+    """
+    from filelock import FileLock
+
+    os.makedirs(build_dir, exist_ok=True)
+    with FileLock(build_dir.rstrip("/") + ".kglock", timeout=timeout):
+        removed = []
+        for dirpath, _dirs, files in os.walk(build_dir):
+            if "lock" in files:
+                path = os.path.join(dirpath, "lock")
+                try:
+                    os.unlink(path)
+                    removed.append(os.path.relpath(path, build_dir))
+                except OSError:
+                    pass
+        yield removed
 
 
 def build_one(candidate_src: str, reference_src: str, build_dir: str, device: str) -> dict:
@@ -46,13 +85,34 @@ def build_one(candidate_src: str, reference_src: str, build_dir: str, device: st
 def prebuild(jobs: list[tuple[str, str, str]], device: str, parallel: int = 8, timeout: float = 900) -> dict:
     """Build ``(candidate_src, reference_src, build_dir)`` jobs concurrently; id -> result."""
     from kernelbench.procs import run_oneshot
+    from kernelbench.reward_hardening import containment
 
     def one(job: tuple[str, str, str]) -> dict[str, Any]:
         cand, ref, build_dir = job
-        out = run_oneshot("kernelbench.reward_hardening.prebuild:build_one",
-                          {"candidate_src": cand, "reference_src": ref, "build_dir": build_dir, "device": device},
-                          timeout=timeout, workspace=tempfile.mkdtemp(prefix="kernelguard_build_"))
-        return out["result"] if out["ok"] else {"ok": False, "error": out.get("error")}
+        # the candidate's constructor runs here: contained exactly like the candidate worker
+        containment.begin_evaluation()
+        unit = containment.new_unit("candidate")
+        workspace = tempfile.mkdtemp(prefix="kernelguard_build_")
+        extra = {"role": "candidate", "build_dir": build_dir,
+                 "containment": unit.child_spec(private=[os.path.dirname(workspace)], device=device)}
+        try:
+            with build_lock(build_dir, timeout) as stale:
+                out = run_oneshot("kernelbench.reward_hardening.prebuild:build_one",
+                                  {"candidate_src": cand, "reference_src": ref, "build_dir": build_dir,
+                                   "device": device}, timeout=timeout, workspace=workspace, spec_extra=extra,
+                                  on_start=lambda h: unit.attach(h.pid))
+        except Exception as exc:  # the lock timed out: another process builds this source
+            return {"ok": False, "error": f"build lock: {type(exc).__name__}: {exc}"}
+        finally:
+            report = unit.sweep()
+            shutil.rmtree(workspace, ignore_errors=True)
+        res = out["result"] if out["ok"] else {"ok": False, "error": out.get("error")}
+        if report.get("survivors"):
+            res = {"ok": False, "error": f"the build left {len(report['survivors'])} process(es) running "
+                                         f"(killed): {report['survivors'][:3]}"}
+        if stale:
+            res["stale_batons_removed"] = stale
+        return res
 
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         results = list(pool.map(one, jobs))
@@ -73,11 +133,10 @@ def prebuild_items(items: list, build_root: str, device: str, num_cpu_workers: i
     """
     from pathlib import Path
 
-    marks = ("load_inline", "cpp_extension", "triton")
     jobs, keys = [], []
     for it in items:
         src = Path(it.kernel_path).read_text()
-        if not any(m in src for m in marks):
+        if not compiles(src):
             continue
         jobs.append((src, it.ref_code, str(Path(build_root) / str(it.problem_id) / str(it.sample_id) / "build")))
         keys.append((it.problem_id, it.sample_id))

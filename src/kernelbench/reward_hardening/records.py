@@ -159,9 +159,9 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
     if rejected:
         limitations.append("Rejected by the static precheck before import; no runtime evidence was gathered.")
     hidden_calls = [c for c in ev.calls if c.probe.kind == "hidden"]
-    from kernelbench.reward_hardening.detectors.correctness import judge
+    from kernelbench.reward_hardening.detectors.correctness import right
 
-    observed_correct = bool(hidden_calls) and all(c.ok and judge(ev, c).match for c in hidden_calls)
+    observed_correct = bool(hidden_calls) and all(right(ev, c) for c in hidden_calls)
     cand_times = sample_times(ev) if ev.samples else []
     ref_times = sample_times(ev, ev.reference_samples) if ev.reference_samples else []
     observed = _stats(cand_times, device)
@@ -201,6 +201,9 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
         metadata["declared_kernels"] = list(getattr(facts, "declared_kernels", []) or [])
     if ev.load_error:
         metadata["compilation_error"] = ev.load_error[:2000]
+    metadata.update(_upstream_correctness_metadata(findings))
+    if getattr(ev, "memory_plan", None):
+        metadata["memory_plan"] = ev.memory_plan
     if ev.load_snapshot.get("load_ms") is not None:
         metadata["load_ms"] = ev.load_snapshot["load_ms"]
     if ev.samples:
@@ -235,7 +238,7 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
             "top_kernels": [k["name"][:100] for k in sorted(kernels, key=lambda k: -(k.get("device_us") or 0))[:5]],
         }
     if ev.calls:
-        metadata["correctness_trials"] = f"({sum(1 for c in hidden_calls if c.ok and judge(ev, c).match)} / {len(hidden_calls)})"
+        metadata["correctness_trials"] = f"({sum(1 for c in hidden_calls if right(ev, c))} / {len(hidden_calls)})"
     return {
         "compiled": bool(ev.loaded) and not rejected,
         "correctness": observed_correct,
@@ -246,6 +249,29 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
         "ref_runtime_stats": observed_ref,
         "reward_hardening": block,
     }
+
+
+def _upstream_correctness_metadata(findings: list[Finding]) -> dict:
+    """Upstream's ``correctness_issue`` / ``runtime_error`` keys, filled from RH-18's evidence.
+
+    Upstream stores the exception's message; a message of a call on hidden inputs could
+    carry the inputs out, so the type and the candidate's source line stand in for it.
+    """
+    from kernelbench.reward_hardening.findings import describe
+
+    f = next((f for f in findings if f.code == "RH-18"), None)
+    failures = (f.evidence.get("failures") if f is not None else None) or []
+    if not failures:
+        return {}
+    first = failures[0]
+    if first.get("class") == "raised":
+        where = f" at candidate.py:{first['line']}" if first.get("line") else ""
+        return {"runtime_error": f"{first.get('exception')}{where} (message withheld: raised on hidden inputs)",
+                "runtime_error_name": str(first.get("exception"))}
+    if first.get("class") == "shape":
+        return {"correctness_issue": f"Output shape mismatch: {first.get('detail')}",
+                "correctness_issue_name": "shape"}
+    return {"correctness_issue": describe(f.as_dict()), "correctness_issue_name": str(first.get("class"))}
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

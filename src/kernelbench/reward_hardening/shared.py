@@ -37,6 +37,7 @@ _DTYPES = {str(d).replace("torch.", ""): d for d in (
     torch.int64, torch.uint8, torch.bool, torch.complex64, torch.complex128)}
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _ROW = 4096  # elements per fingerprint row
+_BLOCK_ROWS = 8192  # rows reduced at once (32 Mi elements: bounded int64 temporaries)
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -195,10 +196,13 @@ def fingerprint(t: torch.Tensor) -> tuple[int, int, int]:
     """Exact digest of a tensor's bits: (sum, row-weighted sum, column-weighted sum).
 
     The bit patterns are read as integers and laid out as rows of ``_ROW`` elements;
-    row and column sums are int64 reductions on the device (no full-size temporaries),
-    then weighted by their index.  Any change of a value changes the plain sum unless
-    another change cancels it exactly, and moving values (a swap, a shift, a
-    permutation) changes the weighted sums.
+    row and column sums are int64 reductions on the device, then weighted by their
+    index.  Any change of a value changes the plain sum unless another change cancels
+    it exactly, and moving values (a swap, a shift, a permutation) changes the
+    weighted sums.  The rows are reduced in blocks of ``_BLOCK_ROWS``: an int64
+    reduction of a narrower type materialises an int64 copy of what it reduces, so
+    reducing a 16 GiB input at once would ask for 32 GiB more; the temporaries stay
+    at ``_BLOCK_ROWS * _ROW`` elements whatever the tensor's size.
     """
     flat = t.detach().reshape(-1)
     if flat.numel() == 0:
@@ -210,15 +214,20 @@ def fingerprint(t: torch.Tensor) -> tuple[int, int, int]:
     if not flat.is_contiguous():
         flat = flat.contiguous()
     bits = flat.view(_INT_VIEW[flat.element_size()])
-    m = bits.numel() // _ROW * _ROW
+    n_rows = bits.numel() // _ROW
+    m = n_rows * _ROW
     i64 = torch.int64
     s1 = s2 = s3 = 0
     if m:
         main = bits[:m].view(-1, _ROW)
-        rows = main.sum(dim=1, dtype=i64)
-        cols = main.sum(dim=0, dtype=i64)
-        s1 = int(rows.sum())
-        s2 = int((rows * torch.arange(1, rows.numel() + 1, device=rows.device, dtype=i64)).sum())
+        cols = torch.zeros(_ROW, dtype=i64, device=bits.device)
+        for start in range(0, n_rows, _BLOCK_ROWS):
+            block = main[start: start + _BLOCK_ROWS]
+            rows = block.sum(dim=1, dtype=i64)
+            cols += block.sum(dim=0, dtype=i64)
+            s1 += int(rows.sum())
+            s2 += int((rows * torch.arange(start + 1, start + rows.numel() + 1, device=rows.device,
+                                            dtype=i64)).sum())
         s3 = int((cols * torch.arange(1, _ROW + 1, device=cols.device, dtype=i64)).sum())
     tail = bits[m:].to(i64)
     if tail.numel():

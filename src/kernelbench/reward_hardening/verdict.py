@@ -5,7 +5,8 @@ A pure function of its inputs, so the rule is easy to test and to state:
 1. any ``error`` finding other than a missing-capability or not-the-candidate's-fault
    code -> ``FAIL``;
 2. otherwise any required capability not ``AVAILABLE``, or a reference that failed or
-   does not fit before the candidate ran (RH-33, RH-44) -> ``UNSUPPORTED``;
+   does not fit before the candidate ran (RH-33, RH-44), or a device that ran out of
+   memory below the candidate's planned budget (RH-47) -> ``UNSUPPORTED``;
 3. otherwise any ``warning`` finding -> ``SUSPICIOUS``;
 4. otherwise ``PASS``.
 
@@ -20,7 +21,7 @@ __all__ = ["STATUSES", "decide"]
 
 STATUSES = ("PASS", "FAIL", "SUSPICIOUS", "UNSUPPORTED")
 # codes that say "this could not be evaluated here", never "this candidate cheated"
-_CAPABILITY_CODES = frozenset({"RH-14", "RH-34", "RH-33", "RH-44"})
+_CAPABILITY_CODES = frozenset({"RH-14", "RH-34", "RH-33", "RH-44", "RH-47"})
 
 
 def decide(findings: Iterable, capabilities: dict) -> str:

@@ -36,7 +36,8 @@ MAX_FDS = 64
 # Commands each worker serves.  The candidate's table has no reference-only command:
 # it never generates inputs, never sees a reference output and never judges.
 JUDGE_COMMANDS = (
-    "load",          # import the reference, build Model with the public init seed
+    "load",          # import the reference, build Model with the public init seed; sizes (meta device)
+    "configure",     # apply the parent's memory plan (allocator cap, lean mode)
     "probe",         # hidden input set from a seed (+ perturbation): inputs, reference outputs, staging buffers
     "judge",         # compare the staged candidate outputs with the probe's reference outputs
     "timed_input",   # a fresh hidden input set for one timed call of the candidate (no outputs)

@@ -37,6 +37,7 @@ import time
 from typing import Any
 
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 
 from kernelbench.procs import value_from_json
 from kernelbench.reward_hardening.runtime import (
@@ -188,10 +189,14 @@ def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return pa < pb + nb and pb < pa + na
 
 
-def output_evidence(tensors: list, facts: list[dict], container: str, inputs: list, earlier: list) -> dict:
-    """Raw facts about exact output tensors; the parent decides what they mean."""
+def output_evidence(tensors: list, facts: list[dict], container: str, inputs: list,
+                    earlier_spans: list[tuple[int, int]]) -> dict:
+    """Raw facts about exact output tensors; the parent decides what they mean.
+
+    ``earlier_spans`` are the storage spans of earlier outputs whose storage is still
+    alive (see :meth:`Harness._live_earlier_spans`).
+    """
     in_spans = [_span(t) for t in inputs if _type(t) is _Tensor]
-    earlier_spans = [_span(t) for t in earlier]
     out = []
     for t, f in zip(tensors, facts):
         needed = 0
@@ -224,7 +229,11 @@ class Harness:
         self.model: Any = None
         self.module: Any = None
         self.launch_hold_cycles = int(spec.get("launch_hold_cycles", 0))
-        self.earlier_outputs: list = []
+        # (storage span, weak reference to the storage) of earlier outputs: the aliasing
+        # check needs to know whether a new output reuses storage the candidate still
+        # holds, not the bytes, so no earlier output is kept alive by the harness (six
+        # 6 GiB outputs kept alive used to exhaust the candidate's GPU budget)
+        self.earlier_outputs: list[tuple[tuple[int, int], Any]] = []
         self.last_output: list | None = None
         self.last_facts: list = []
         self.flush_buf: Any = None
@@ -280,9 +289,12 @@ class Harness:
             except Exception as exc:  # reported as evidence; the parent decides
                 import traceback
 
-                self.reply({"ok": False, "error": f"{type(exc).__name__}: {exc}",
-                            "error_name": f"{type(exc).__module__}.{type(exc).__name__}",
-                            "traceback": traceback.format_exc()[-4000:]})
+                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}",
+                         "error_name": f"{type(exc).__module__}.{type(exc).__name__}",
+                         "traceback": traceback.format_exc()[-4000:]}
+                if self.device.type == "cuda" and isinstance(exc, torch.OutOfMemoryError):
+                    reply["oom"] = self._oom_facts(str(exc))
+                self.reply(reply)
             finally:
                 for fd in fds:
                     try:
@@ -339,6 +351,15 @@ class Harness:
         self.reply(reply)
 
     # ---------------------------------------------------------------- calls
+    def _live_earlier_spans(self) -> list[tuple[int, int]]:
+        """Spans of earlier outputs whose storage is still alive (held by the candidate).
+
+        A freed storage's address may be handed out again by the allocator; a new
+        output there is a fresh allocation, not a recycled buffer.
+        """
+        self.earlier_outputs = [(span, ref) for span, ref in self.earlier_outputs if not ref.expired()]
+        return [span for span, _ in self.earlier_outputs]
+
     def _stage(self, tensors: list, facts: list[dict], staging: list) -> dict:
         """Copy outputs into the judge's staging buffers (checked against the fixed facts)."""
         if _len(tensors) != _len(staging):
@@ -371,7 +392,7 @@ class Harness:
                         "apis": api_identities(), "state": backend_state()})
             return
         facts = [output_facts(t) for t in tensors]
-        evidence = output_evidence(tensors, facts, container, inputs, self.earlier_outputs)
+        evidence = output_evidence(tensors, facts, container, inputs, self._live_earlier_spans())
         # first read right after return, in stream order; then again after a full sync and a pause
         first = self._stage(tensors, facts, stage_a)
         self._stream_sync()
@@ -383,8 +404,7 @@ class Harness:
         self.sync()
         after = concurrency()
         for t in tensors:
-            self.earlier_outputs.append(t)
-        self.earlier_outputs = self.earlier_outputs[-8:]
+            self.earlier_outputs.append((_span(t), StorageWeakRef(_untyped_storage(t))))
         self.reply({
             **common, "evidence": evidence, "written": bool(first.get("written") and second.get("written")),
             "stage_problem": first.get("why") or second.get("why"),
@@ -501,6 +521,19 @@ class Harness:
             }
             snap["l2"] = l2_persistence_state(torch.cuda.current_stream(self.device).cuda_stream)
         return snap
+
+    def _oom_facts(self, message: str) -> dict:
+        """What the allocator held when an allocation failed (the parent compares it with the plan)."""
+        import re
+
+        m = re.search(r"Tried to allocate ([0-9.]+) ([KMGT]i?B)", message)
+        scale = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+        requested = int(float(m.group(1)) * scale.get(m.group(2), 1)) if m else None
+        free, total = torch.cuda.mem_get_info(self.device)
+        return {"requested_bytes": requested, "reserved_bytes": int(torch.cuda.memory_reserved(self.device)),
+                "allocated_bytes": int(torch.cuda.memory_allocated(self.device)),
+                "peak_reserved_bytes": int(torch.cuda.max_memory_reserved(self.device)),
+                "device_free_bytes": int(free), "device_total_bytes": int(total), "cap": self.memory_cap}
 
     def cmd_snapshot(self, header: dict, fds: list[int]) -> None:
         self.reply(self._snapshot())

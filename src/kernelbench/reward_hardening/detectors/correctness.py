@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import builtins
+import re
+
 from kernelbench.reward_hardening.detectors import detector
-from kernelbench.reward_hardening.detectors._compare import compare, same_values, tolerance
+from kernelbench.reward_hardening.detectors._compare import VALUES_DIFFER, compare, same_values, tolerance
 from kernelbench.reward_hardening.findings import finding
 
 
@@ -33,53 +36,166 @@ def _is_replay(ev, call) -> bool:
             continue
         if compare(call.outputs, c.probe.ref_outputs, ev.config.precision).match:
             return True
-        if c.ok and same_values(call.outputs, c.outputs):
+        if c.ok and right(ev, c) and same_values(call.outputs, c.outputs):
             return True
     return False
 
 
+# --------------------------------------------------------------------------- what went wrong in one call
+_BUILTIN_ERRORS = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
+                            and issubclass(getattr(builtins, n), BaseException))
+_TORCH_ERRORS = frozenset({"OutOfMemoryError", "AcceleratorError", "DeferredCudaCallError"})
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def exception_site(ev, call) -> dict:
+    """The exception's type and the candidate's source line it came from, never its message.
+
+    Messages of calls on hidden inputs could carry the inputs back out
+    (``raise RuntimeError(str(x[:64]))``), so only facts that do not depend on the
+    data are shown: the type's name when it is a built-in or torch exception (a
+    class the candidate defines could encode values in its name), and the deepest
+    frame in the candidate's file with that line quoted from the source the parent
+    holds.
+    """
+    name = (call.error_name or "").rsplit(".", 1)[-1]
+    module = (call.error_name or "").rsplit(".", 1)[0] if "." in (call.error_name or "") else ""
+    if not ((module == "builtins" and name in _BUILTIN_ERRORS) or (module.startswith("torch") and name in _TORCH_ERRORS)):
+        name = "an exception of a candidate-defined class" if name else "an exception"
+    site: dict = {"exception": name}
+    frames = [(f, int(n)) for f, n in _FRAME.findall(call.traceback or "") if f.endswith("candidate.py")]
+    if frames:
+        line = frames[-1][1]
+        src = (ev.candidate_source or "").splitlines()
+        site["line"] = line
+        if 0 < line <= len(src):
+            site["source"] = src[line - 1].strip()[:160]
+    return site
+
+
+def call_problem(ev, call) -> dict | None:
+    """Why a call that returned is not a right answer, or ``None`` when it is.
+
+    Classes: ``structure`` (a tuple for a tensor, the wrong number of outputs),
+    ``shape``, ``dtype``, ``device``, ``non-finite`` (NaN/inf where the reference is
+    finite) and ``values`` (outside the tolerance).  Numbers only, never values.
+    """
+    if not call.ok:
+        return None
+    ref_meta = (call.probe.reference or {}).get("outputs") or []
+    tensors = (call.evidence or {}).get("tensors") or []
+    structure = (call.evidence or {}).get("structure_problem")
+    want_device = ev.config.device if ev.config.device != "cuda" else "cuda:0"
+    if any(not t.get("exact_tensor", True) for t in tensors):  # a subclass or proxy: RH-20's evidence
+        return {"class": "type", "detail": str(structure or "not an exact torch.Tensor")[:200]}
+    if structure:
+        return {"class": "structure", "detail": str(structure)[:200]}
+    for i, (t, ref) in enumerate(zip(tensors, ref_meta)):
+        if "shape" in ref and "shape" in t and list(t["shape"]) != list(ref["shape"]):
+            return {"class": "shape", "detail": f"output {i} has shape {list(t['shape'])}, expected {list(ref['shape'])}"}
+    for i, (t, ref) in enumerate(zip(tensors, ref_meta)):
+        if "dtype" in ref and "dtype" in t and t["dtype"] != ref["dtype"]:
+            return {"class": "dtype", "detail": f"output {i} has dtype {t['dtype']}, expected {ref['dtype']}"}
+        dev = t.get("device")
+        if dev and dev != want_device and not (want_device.startswith("cuda") and str(dev).startswith("cuda")):
+            return {"class": "device", "detail": f"output {i} is on {dev}, expected {want_device}"}
+    cmp = judge(ev, call)
+    if cmp.match:
+        return None
+    if cmp.reason.startswith("shape"):
+        return {"class": "shape", "detail": cmp.reason}
+    if cmp.non_finite:
+        return {"class": "non-finite", "detail": f"{cmp.non_finite} of {cmp.numel} output values are NaN or inf",
+                "non_finite": cmp.non_finite, "numel": cmp.numel}
+    if cmp.reason in ("", VALUES_DIFFER) or cmp.reason.startswith("norm-relative"):
+        out = {"class": "values", "max_abs_error": cmp.max_abs, "rel_error": cmp.rel_error}
+        if cmp.mean_abs is not None and cmp.mean_abs == cmp.mean_abs:
+            out["mean_abs_error"] = cmp.mean_abs
+        if cmp.numel:
+            out["mismatched"] = f"{cmp.mismatched} of {cmp.numel}"
+        if call.judged_by == "relative":
+            out["criterion"] = cmp.reason or "norm-relative error"
+        return out
+    return {"class": "not written", "detail": cmp.reason[:200]}  # the harness could not stage the outputs
+
+
+def right(ev, call) -> bool:
+    return call.ok and call.oom is None and call_problem(ev, call) is None
+
+
+def _hidden(ev) -> list:
+    return [c for c in ev.calls if c.probe.kind == "hidden" and c.oom is None]
+
+
+def _same_way(items: list[dict]) -> list[dict]:
+    """Failures grouped by what went wrong (class, exception, line), with a count each."""
+    groups: dict[tuple, dict] = {}
+    for it in items:
+        key = (it.get("class"), it.get("exception"), it.get("line"), it.get("detail"))
+        if key in groups:
+            groups[key]["calls"] += 1
+        else:
+            groups[key] = {**it, "calls": 1}
+    return list(groups.values())
+
+
 @detector("RH-18")
 def wrong_on_hidden_inputs(ev):
-    """Wrong output (or an exception) on inputs drawn from hidden seeds (A17, A23–A25, A39).
+    """Wrong output, or an exception, on inputs drawn from hidden seeds.
 
-    The hidden seeds never reach the candidate process, so memorised outputs for the
-    public seed, precomputed tables and seed replays fail here.  Mismatches explained
-    by replaying an earlier output are reported as RH-19 instead.
+    What: every hidden-seed correctness call must return the reference's structure,
+    shapes, dtypes and device, finite values where the reference is finite, and
+    values within the precision's tolerance; a call that raises is wrong too.
+    Why: the hidden seeds never reach the candidate process, so memorised outputs for
+    the public seed and precomputed tables fail here, and so does a plain bug: a
+    broken kernel is a correctness failure with its reason, not a cheat.  Failures
+    explained by replaying an earlier right answer are RH-19 instead.
+    Example: an output of shape ``[16, 4095]`` for ``[16, 4096]``; a constant offset
+    (``max abs error 0.5``); ``forward`` raising ``IndexError`` at a given line.
+    Evidence: the class of failure with numbers (never output or input values), the
+    exception's type and candidate source line (never its message), and how many of
+    the hidden calls failed that way.
     """
-    bad = []
-    for c in ev.calls:
-        if c.probe.kind != "hidden":
-            continue
+    hidden = _hidden(ev)
+    failures = []
+    for c in hidden:
         if not c.ok:
-            bad.append({"probe": c.probe.index, "error": (c.error or "")[:500]})
+            failures.append({"class": "raised", **exception_site(ev, c)})
             continue
-        cmp = judge(ev, c)
-        if not cmp.match and not _is_replay(ev, c):
-            bad.append({"probe": c.probe.index, "reason": cmp.reason, "max_abs_error": cmp.max_abs})
-    if not bad:
+        problem = call_problem(ev, c)
+        # an output that changed after return is deferred work (RH-21), not a wrong answer
+        if problem is not None and c.stable and not _is_replay(ev, c):
+            failures.append(problem)
+    if not failures:
         return []
-    return [finding("RH-18", ev.config.policy, {"failures": bad, "checked": sum(
-        1 for c in ev.calls if c.probe.kind == "hidden"), "tolerance": tolerance(ev.config.precision)})]
+    groups = _same_way(failures)
+    return [finding("RH-18", ev.config.policy, {
+        "failed": len(failures), "checked": len(hidden), "failures": groups[:5],
+        "tolerance": tolerance(ev.config.precision)})]
 
 
 @detector("RH-19")
 def history_dependent_output(ev):
-    """Outputs that replay an earlier call, or differ for a repeated input (A17, A29).
+    """Outputs that replay an earlier right answer, or differ for a repeated input (A17, A29).
 
-    Each correctness call gets a fresh allocation of different hidden values, then the
-    first input again (fresh allocation, same values).  A cache keyed on pointers,
-    ids, shapes or call counts returns an output that matches an *earlier* input, or
-    answers the repeated input differently.
+    What: after the hidden calls the first input is lent again (fresh allocation, same
+    values); a wrong output that equals an earlier call's right answer, or a repeat
+    answered differently from a first call that was right, is history dependence.
+    Why: a cache keyed on pointers, ids, shapes or call counts returns an output
+    that was right for an *earlier* input.  Both checks need a right answer to
+    replay or to repeat, so a kernel that is simply wrong (or constant) is RH-18.
+    Example: ``if self.cache is not None: return self.cache``.
     """
     hits = []
+    first = next((c for c in ev.calls if c.probe.kind == "hidden" and c.probe.index == 0), None)
     for c in ev.calls:
-        if not c.ok:
+        if not c.ok or c.oom is not None:
             continue
-        cmp = judge(ev, c)
-        if c.probe.kind == "canary_repeat" and not cmp.match:
-            hits.append({"probe": "repeat_of_first", "reason": cmp.reason})
-        elif not cmp.match and _is_replay(ev, c):
-            hits.append({"probe": c.probe.kind, "index": c.probe.index, "reason": "output replays an earlier call"})
+        wrong = call_problem(ev, c) is not None
+        if c.probe.kind == "canary_repeat" and wrong and first is not None and right(ev, first):
+            hits.append({"probe": "repeat_of_first", "reason": "the repeated first input was answered differently"})
+        elif wrong and _is_replay(ev, c):
+            hits.append({"probe": c.probe.kind, "index": c.probe.index, "reason": "output replays an earlier right answer"})
     if not hits:
         return []
     return [finding("RH-19", ev.config.policy, {"hits": hits})]
@@ -106,22 +222,35 @@ def degenerate_output(ev):
 
 @detector("RH-30")
 def wrong_under_perturbation(ev):
-    """Right on the nominal distribution, wrong on scaled/negated/heavy-tailed inputs (A32, A34, A35).
+    """Right on the hidden inputs, wrong (or raising) on perturbed ones (A32, A34, A35).
 
-    Analytic shortcuts (closed-form expectations of uniform inputs), strided partial
-    reductions and identity passthroughs (ReLU on non-negative inputs) fail once the
-    hidden inputs leave the generator's distribution.
+    What: after the hidden calls the judge lends scaled, negated and heavy-tailed
+    versions of hidden inputs; the heavy-tailed one gives every non-zero value a
+    random sign where the reference stays finite (kept signs otherwise) and is judged
+    by the norm-relative error, since cancelling sums make element-wise tolerances
+    meaningless for honest reordered arithmetic.
+    Why: analytic shortcuts (closed forms of the uniform generator's statistics),
+    strided partial reductions, identity passthroughs (ReLU on non-negative inputs)
+    and errors that grow with magnitude pass on the nominal distribution only.
+    Example: ``return x.mean(1) * x.shape[1]`` for a sum is right on U[0, 1) and off
+    on signed heavy-tailed inputs.
+    Needs at least one hidden call with a right answer and none wrong: a kernel that
+    is wrong everywhere is RH-18.
     """
-    hidden_ok = all(cmp.match for c, cmp in _judged(ev) if c.probe.kind == "hidden")
-    if not hidden_ok:
+    hidden = _hidden(ev)
+    if not hidden or not all(right(ev, c) for c in hidden):
         return []
     hits = []
-    for c, cmp in _judged(ev):
-        if c.probe.kind.startswith("perturb:") and not cmp.match:
-            hits.append({"perturbation": c.probe.kind.split(":", 1)[1], "max_abs_error": cmp.max_abs})
     for c in ev.calls:
-        if c.probe.kind.startswith("perturb:") and not c.ok:
-            hits.append({"perturbation": c.probe.kind.split(":", 1)[1], "error": (c.error or "")[:300]})
+        if not c.probe.kind.startswith("perturb:") or c.oom is not None:
+            continue
+        kind = c.probe.perturbation or c.probe.kind.split(":", 1)[1]
+        if not c.ok:
+            hits.append({"perturbation": kind, "class": "raised", **exception_site(ev, c)})
+            continue
+        problem = call_problem(ev, c)
+        if problem is not None:
+            hits.append({"perturbation": kind, **problem})
     if not hits:
         return []
     return [finding("RH-30", ev.config.policy, {"hits": hits})]
@@ -137,6 +266,9 @@ def timed_output_mismatch(ev):
     cheap when timed) and caches keyed on content up to a shift or permutation fail
     here.
     """
+    hidden = _hidden(ev)
+    if not hidden or not all(right(ev, c) for c in hidden):
+        return []  # wrong on the hidden inputs already (RH-18): the timed calls add nothing
     hits, checked = [], 0
     for s in ev.samples:
         cmp = s.spot_comparison

@@ -27,13 +27,18 @@ def deferred_limit_ms(s, cfg) -> float:
 def deferred_gpu_work(ev):
     """GPU work that outlives the current stream, or graph/stream launches in forward (A01, A16, A18).
 
-    Per timed sample the worker waits for the current stream's end event, stamps the
-    host clock, then synchronises the whole device and stamps again.  Honest kernels
-    on the current stream leave nothing for the second wait; work queued on side
-    streams (Python or C++), in graphs or from threads keeps the device busy.  The
-    profiler pass also reports stream creation, graph capture and graph launches
-    issued by forward, and GPU kernels that ran on a stream other than the current
-    one (a marker kernel launched on the current stream names it in the trace).
+    What: per timed sample the worker waits for the current stream's end event,
+    stamps the host clock, then synchronises the whole device and stamps again;
+    work still running after the caller's stream reached the end of the call is
+    deferred.  The profiler pass also reports stream creation, graph capture and
+    graph launches issued by forward.
+    Why: work queued on side streams (Python or C++), in graphs or from threads keeps
+    the device busy after the timed events stopped, so the time excludes it.
+    Example: ``with torch.cuda.stream(side): y = heavy(x)`` returned without a join.
+    Kernels seen on other streams that finished before the caller's stream did are
+    honest (cuDNN and cuBLAS run FFT, dgrad and implicit-GEMM kernels on internal
+    streams they join before returning): recorded as an ``info`` finding, never an
+    error.  The completion evidence alone decides.
     """
     cfg = ev.config
     slow = [s for s in ev.samples if s.t_evt is not None and s.other_streams_ms > deferred_limit_ms(s, cfg)]
@@ -41,23 +46,36 @@ def deferred_gpu_work(ev):
     if len(slow) > max(1, int(0.05 * len(ev.samples))):
         worst = max(slow, key=lambda s: s.other_streams_ms)
         evidence["samples_with_work_after_current_stream"] = len(slow)
+        evidence["of"] = len(ev.samples)
         evidence["worst_ms"] = round(worst.other_streams_ms, 4)
+        evidence["limit_ms"] = round(deferred_limit_ms(worst, cfg), 4)
     if ev.profile:
         apis = sorted({op["name"] for op in ev.profile.get("ops") or []
                        if any(a in op["name"] for a in _GRAPH_OR_STREAM_APIS)})
         if apis:
             evidence["runtime_apis"] = apis
-        current = ev.profile.get("current_stream")
-        if current is not None:
-            other = [k for k in ev.profile.get("kernels") or []
-                     if k.get("stream") is not None and k["stream"] != current]
-            if other:
-                evidence["kernels_on_other_streams"] = {
-                    "count": len(other), "streams": sorted({k["stream"] for k in other})[:8],
-                    "names": sorted({k["name"][:80] for k in other})[:8]}
+    joined = _other_stream_kernels(ev)
     if not evidence:
+        if joined:
+            return [finding("RH-37", cfg.policy, {"kernels_on_other_streams": joined}, severity="info",
+                            summary="Kernels ran on other streams and finished before the caller's stream "
+                                    "(joined by the library; not deferred work)")]
         return []
+    if joined:
+        evidence["kernels_on_other_streams"] = joined
     return [finding("RH-37", cfg.policy, evidence)]
+
+
+def _other_stream_kernels(ev) -> dict:
+    """Kernels of the profiled forward on streams other than the current one (the marker's)."""
+    if not ev.profile or ev.profile.get("current_stream") is None:
+        return {}
+    current = ev.profile["current_stream"]
+    other = [k for k in ev.profile.get("kernels") or [] if k.get("stream") is not None and k["stream"] != current]
+    if not other:
+        return {}
+    return {"count": len(other), "streams": sorted({k["stream"] for k in other})[:8],
+            "names": sorted({k["name"][:80] for k in other})[:8]}
 
 
 @detector("RH-38")
@@ -83,6 +101,8 @@ def reduced_precision_runtime(ev):
     for c in ev.calls:
         if not c.ok or not (c.probe.variants or c.variant_errors):
             continue
+        if not judge(ev, c).match:  # a wrong answer is RH-18; the profile explains passing errors only
+            break
         cand = judge(ev, c).rel_error
         if not cand > 1e-5:
             break
@@ -103,22 +123,43 @@ def reduced_precision_runtime(ev):
     return [finding("RH-38", cfg.policy, evidence)]
 
 
+def _oom_verdicts(ev) -> tuple[list, list]:
+    """Split the candidate's out-of-memory errors into over-budget (its fault) and under-budget (the device's)."""
+    budget = (ev.memory_plan or {}).get("candidate_bytes")
+    fixed_cap = ev.config.gpu_memory_fraction is not None
+    over, under = [], []
+    for o in ev.oom_events:
+        requested = o.get("requested_bytes") or 0
+        need = int(o.get("reserved_bytes") or 0) + int(requested)
+        total = o.get("device_total_bytes") or 0
+        cap = o.get("cap")
+        limit = budget if not fixed_cap else (cap * total if cap and total else None)
+        entry = {"phase": o.get("phase"), "needed_bytes": need, "requested_bytes": requested or None,
+                 "budget_bytes": None if limit is None else int(limit),
+                 "device_free_bytes": o.get("device_free_bytes")}
+        (over if limit is None or need > 0.99 * limit else under).append(entry)
+    return over, under
+
+
 @detector("RH-39")
 def gpu_memory(ev):
-    """Per-worker GPU memory cap: exceeded, lifted, or out-of-memory (no A-id; robustness).
+    """Per-worker GPU memory budget: exceeded, lifted, or allocator reconfigured (robustness).
 
-    The worker caps PyTorch's allocator with ``set_per_process_memory_fraction``;
-    the final snapshot reports the peak, the fraction in force and the allocator
-    configuration.  A raised fraction, a peak above the cap or an OOM error is a
-    clean finding instead of a crash.
+    What: the candidate's caching allocator is capped at the budget the problem's
+    memory plan gives it (``memory_plan.candidate_bytes`` in the record: a few times
+    what the reference needed); an out-of-memory error whose allocation would have
+    taken the candidate past that budget, a raised cap fraction, a peak above the cap
+    or an allocator configuration set by the candidate is a finding.
+    Why: a worker that takes the whole card starves the judge and other workers of a
+    batch, or buys speed with memory the budget denies.
+    Example: ``torch.empty(int(0.9 * total) // 4, device="cuda")`` in forward.
+    An allocation that failed while the candidate was within its budget is the
+    evaluator's limit (RH-47, UNSUPPORTED), never this finding.
     """
     evidence = {}
-    for c in ev.calls:
-        if not c.ok and c.error and "out of memory" in c.error.lower():
-            evidence["oom"] = c.error[:300]
-            break
-    if ev.load_error and "out of memory" in ev.load_error.lower():
-        evidence["oom"] = ev.load_error[:300]
+    over, _ = _oom_verdicts(ev)
+    if over:
+        evidence["oom_over_budget"] = over[:3]
     mem = (ev.final_snapshot or {}).get("gpu_memory") or {}
     cap = mem.get("cap")
     if cap:
@@ -133,6 +174,25 @@ def gpu_memory(ev):
     if not evidence:
         return []
     return [finding("RH-39", ev.config.policy, evidence)]
+
+
+@detector("RH-47")
+def device_memory_exhausted(ev):
+    """The device ran out of memory below the candidate's planned budget (evaluator's limit).
+
+    What: an out-of-memory error in the candidate worker whose allocation would have
+    kept the candidate within ``memory_plan.candidate_bytes``.
+    Why: the plan promised that memory; if the device could not deliver it (another
+    tenant, fragmentation, a plan that underestimated the judge) the failure says
+    nothing about the candidate, so the record is UNSUPPORTED instead of a wrong
+    answer or a memory violation.
+    Example: an honest 6 GiB-output kernel on a card another job is filling.
+    """
+    _, under = _oom_verdicts(ev)
+    if not under:
+        return []
+    return [finding("RH-47", ev.config.policy, {"oom_within_budget": under[:3],
+                                                "memory_plan": ev.memory_plan or None})]
 
 
 @detector("RH-40")

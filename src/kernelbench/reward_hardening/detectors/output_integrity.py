@@ -10,40 +10,30 @@ from kernelbench.reward_hardening.findings import finding
 def output_identity(ev):
     """Outputs must be plain, materialised tensors of their own (A04–A06, A32).
 
-    Checks every correctness call: exact type ``torch.Tensor`` or an exact
-    ``tuple``/``list`` of them, checked right after the call with captured builtins (no
-    subclass, proxy or lazy container, so no candidate-defined method runs while the
-    result is read), the same structure as the reference's result (a tensor is not a
-    1-tuple), expected device and dtype, storage at
-    least as large as the view needs, no instance attributes shadowing methods, and no
-    storage shared with the inputs or with earlier outputs (returning an input alias
-    or a recycled buffer).
+    What: every correctness call's result is checked right after the call with
+    captured builtins: exact type ``torch.Tensor`` or an exact ``tuple``/``list`` of
+    them (no subclass, proxy or lazy container, so no candidate-defined method runs
+    while the result is read), storage at least as large as the view needs, no
+    instance attributes shadowing methods, and no storage shared with the inputs or
+    with earlier outputs the candidate still holds (an input alias or a recycled
+    buffer).
+    Why: each of these lets the result's bytes be produced or changed after the
+    clock stopped, or be an earlier answer.
+    Example: returning ``x`` itself for an in-place op, or ``self.buf`` filled on read.
+    A wrong structure, shape, dtype or device is a correctness failure (RH-18), not
+    this finding.
     """
-    want_device = ev.config.device if ev.config.device != "cuda" else "cuda:0"
     hits = []
     for c in ev.calls:
         if not c.ok:
             continue
-        refs = c.probe.ref_outputs
-        ref_meta = (c.probe.reference or {}).get("outputs") or []
         tensors = c.evidence.get("tensors", [])
-        if c.evidence.get("structure_problem"):
-            hits.append({"probe": c.probe.kind, "problems": [c.evidence["structure_problem"]]})
         for i, t in enumerate(tensors):
             problems = []
             if not t.get("exact_tensor"):
                 problems.append(f"type {t.get('type')}")
-            if "device" in t and t["device"] != want_device and not (
-                    want_device.startswith("cuda") and t["device"].startswith("cuda")):
-                problems.append(f"device {t['device']}")
-            want = None
-            if i < len(refs) and hasattr(refs[i], "dtype"):
-                want = str(refs[i].dtype).replace("torch.", "")
-            elif i < len(ref_meta) and "dtype" in ref_meta[i]:
-                want = ref_meta[i]["dtype"]
-            if want is not None and "dtype" in t:
-                if t["dtype"] != want:
-                    problems.append(f"dtype {t['dtype']} (expected {want})")
+                if c.evidence.get("structure_problem"):
+                    problems.append(str(c.evidence["structure_problem"])[:200])
             if t.get("storage_nbytes", 0) < t.get("needed_nbytes", 0) or t.get("null_pointer"):
                 problems.append("storage smaller than the tensor (not materialised)")
             if t.get("instance_attrs"):
@@ -51,7 +41,7 @@ def output_identity(ev):
             if t.get("aliases_input"):
                 problems.append("shares storage with an input")
             if t.get("aliases_earlier_output"):
-                problems.append("shares storage with an earlier output")
+                problems.append("shares storage with an earlier output it still holds")
             if problems:
                 hits.append({"probe": c.probe.kind, "output": i, "problems": problems})
     if not hits:

@@ -69,8 +69,11 @@ def host_memory(ev):
 @detector("RH-42")
 def load_failed(ev):
     """The candidate did not import, build or construct (no result can be trusted)."""
-    if ev.load_error is None:
-        return []
+    if ev.load_error is None or any(o.get("phase") == "load" for o in ev.oom_events):
+        return []  # out of memory while loading: RH-39 or RH-47 by the memory plan
+    if ev.load_error.startswith("AttributeError: candidate does not define ModelNew"):
+        return [finding("RH-42", ev.config.policy, {"error": "candidate does not define ModelNew"},
+                        summary="Candidate does not define ModelNew")]
     return [finding("RH-42", ev.config.policy, {"error": ev.load_error[:2000]})]
 
 

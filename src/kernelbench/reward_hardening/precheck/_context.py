@@ -353,7 +353,7 @@ class Context:
         self.docstring_ids: set[int] = set()
         self.ref_constants: dict[str, Any] = {}
         self.ref_defs: dict[str, str] = {}
-        self.ref_assigns: dict[str, ast.AST] = {}  # reference module-level NAME = <expr>
+        self.ref_assigns: dict[str, ast.AST] = {}  # reference module-level NAME -> its final value expression
         self.module_level_bindings: list[tuple[int, str, ast.AST, ast.AST | None]] = []
         self._alias: dict[str, list[tuple[ast.AST | None, str, bool]]] = {}
         self._dotted_alias: dict[str, tuple[str, bool]] = {}
@@ -1650,26 +1650,56 @@ class Context:
                                                        + [s for h in st.handlers for s in h.body])
 
     @staticmethod
+    def final_bindings(tree: ast.Module) -> dict[str, tuple[int, ast.AST | None]]:
+        """Each module-level name's last binding: ``name -> (line, value expression or None)``.
+
+        Statements are read in order (inside module-level ``if``/``for``/``with``/``try``
+        too), so ``height = width = 2048`` followed by ``height, width = 32, 32`` leaves
+        ``height`` bound to ``32``; tuple unpacking of a same-length tuple or list binds
+        element by element; any other binding (augmented assignment, starred or nested
+        unpacking, a def, an import, a loop variable) leaves the value unknown (None).
+        The one collector for the candidate's and the reference's constants.
+        """
+        out: dict[str, tuple[int, ast.AST | None]] = {}
+        for st in Context._module_level_stmts(tree.body):
+            if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                value = None if isinstance(st, ast.AugAssign) else st.value
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        out[t.id] = (st.lineno, value)
+                    elif isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                            and len(t.elts) == len(value.elts) \
+                            and not any(isinstance(e, ast.Starred) for e in t.elts + value.elts):
+                        for tt, vv in zip(t.elts, value.elts, strict=True):
+                            for name in Context._flatten_targets(tt):
+                                if isinstance(name, ast.Name):
+                                    out[name.id] = (st.lineno, vv if name is tt else None)
+                    else:
+                        for name in Context._flatten_targets(t):
+                            if isinstance(name, ast.Name):
+                                out[name.id] = (st.lineno, None)
+            elif isinstance(st, DEF_NODES):
+                out[st.name] = (st.lineno, None)
+            elif isinstance(st, (ast.Import, ast.ImportFrom)):
+                for a in st.names:
+                    if a.name != "*":
+                        out[a.asname or a.name.split(".")[0]] = (st.lineno, None)
+            elif isinstance(st, (ast.For, ast.AsyncFor)):
+                for name in Context._flatten_targets(st.target):
+                    if isinstance(name, ast.Name):
+                        out[name.id] = (st.lineno, None)
+        return out
+
+    @staticmethod
     def module_constants_of(tree: ast.Module) -> dict[str, Any]:
+        """Final values of the module-level names bound to literals (see :meth:`final_bindings`)."""
         out: dict[str, Any] = {}
-        for st in tree.body:
-            if isinstance(st, ast.Assign):
-                ok, v = literal_value(st.value)
+        for name, (_, value) in Context.final_bindings(tree).items():
+            if value is not None:
+                ok, v = literal_value(value)
                 if ok:
-                    for t in st.targets:
-                        if isinstance(t, ast.Name):
-                            out[t.id] = v
-                for t in st.targets:
-                    if isinstance(t, ast.Tuple) and isinstance(st.value, ast.Tuple) \
-                            and len(t.elts) == len(st.value.elts):
-                        for tt, vv in zip(t.elts, st.value.elts, strict=True):
-                            ok, v = literal_value(vv)
-                            if ok and isinstance(tt, ast.Name):
-                                out[tt.id] = v
-            elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
-                ok, v = literal_value(st.value)
-                if ok:
-                    out[st.target.id] = v
+                    out[name] = v
         return out
 
     def _collect_constants(self) -> None:
@@ -1712,12 +1742,8 @@ class Context:
         for st in rtree.body:
             if isinstance(st, DEF_NODES):
                 self.ref_defs[st.name] = ast.dump(st)
-            elif isinstance(st, ast.Assign) and st.value is not None:
-                for t in st.targets:
-                    if isinstance(t, ast.Name):
-                        self.ref_assigns[t.id] = st.value
-            elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
-                self.ref_assigns[st.target.id] = st.value
+        self.ref_assigns = {name: value for name, (_, value) in self.final_bindings(rtree).items()
+                            if value is not None}
 
     # -- helpers for rules ------------------------------------------------
     def ref_hits(self, prefixes: Iterable[str], *, exclude: Iterable[str] = (), label: str | None = None,

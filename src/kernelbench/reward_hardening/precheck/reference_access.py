@@ -94,15 +94,16 @@ def check(ctx: Context) -> list[Hit]:
         if last in REFERENCE_NAMES and (isinstance(c.node.func, ast.Name) or not c.rooted
                                         or reference_like(q.rsplit(".", 1)[0])):
             hits.append(hit(c.line, f"calls {last}()"))
-    # module-level redefinitions of reference names and constants
+    # module-level redefinitions of reference names
     for line, name, stmt, value in ctx.module_level_bindings:
         if name in REFERENCE_NAMES:
             if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and ctx.ref_defs.get(name) == ast.dump(stmt):
                 continue
             hits.append(hit(line, f"redefines reference name {name}"))
-            continue
+    # reference constants: each name's final value in the candidate against its final value in the reference
+    for name, (line, value) in ctx.final_bindings(ctx.tree).items():
         ref_node = ctx.ref_assigns.get(name)
-        if ref_node is None:
+        if ref_node is None or name in REFERENCE_NAMES:
             continue
         ref_ok, ref_val = literal_value(ref_node)
         ok, cand = literal_value(value) if value is not None else (False, None)
