@@ -4,7 +4,10 @@
         num_gpu_devices=1 eval_mode=local reward_hardening_mode=audit reward_hardening_policy=source_strict
 
 ``reward_hardening_mode=off`` writes upstream's ``eval_results.json``; ``audit`` and
-``enforce`` write ``verified_eval_results.json`` (schema 1.1).  Extra keys beyond
+``enforce`` write ``verified_eval_results.json`` (schema 1.1).  A file keeps one record
+per (problem, sample, mode/policy/device): a run under another configuration adds
+records beside the stored ones and never replaces them (``overwrite=true`` re-evaluates
+records of the same mode/policy/device made with other settings).  Extra keys beyond
 upstream: ``dataset_path`` (``demo`` = bundled demo tasks), ``device`` (``cuda`` or
 ``cpu``), ``problem_ids`` (now honoured), ``reward_hardening_mode``,
 ``reward_hardening_policy``, ``keep_build_dirs``, ``allow_tf32``.
@@ -44,7 +47,7 @@ def default_build_root() -> str:
 
 
 class EvalConfig(KBConfig):
-    BOOL_KEYS = ("verbose", "measure_performance", "build_cache", "keep_build_dirs", "allow_tf32")
+    BOOL_KEYS = ("verbose", "measure_performance", "build_cache", "keep_build_dirs", "allow_tf32", "overwrite")
     INT_KEYS = ("level", "num_correct_trials", "num_perf_trials", "num_cpu_workers", "num_gpu_devices",
                 "num_samples_per_problem")
     FLOAT_KEYS = ("timeout",)
@@ -89,6 +92,7 @@ class EvalConfig(KBConfig):
         self.reward_hardening_policy = "source_strict"
         self.keep_build_dirs = True
         self.allow_tf32 = False
+        self.overwrite = False  # re-evaluate stored records of this mode/policy/device made with other settings
 
     def validate(self):
         validate_eval_keys(self)
@@ -249,7 +253,9 @@ def _main(cfg: EvalConfig) -> int:
     if removed:
         print(f"[eval] removed {len(removed)} temporary file(s) left by an interrupted earlier run")
     config = batch.eval_config(cfg)
-    plan = batch.plan_batch(dataset, cfg.level, run_dir, cfg.num_samples_per_problem, results, config)
+    slot = batch.config_slot_of(config)
+    plan = batch.plan_batch(dataset, cfg.level, run_dir, cfg.num_samples_per_problem, results, config,
+                            overwrite=cfg.overwrite)
     keys = [(pid, sid) for pid in dataset.get_problem_ids() for sid in range(cfg.num_samples_per_problem)]
     if plan.missing:
         if len(plan.missing) == len(keys):
@@ -258,10 +264,10 @@ def _main(cfg: EvalConfig) -> int:
         first = runs.kernel_file_name(cfg.level, *plan.missing[0])
         print(f"[eval] {len(plan.missing)} of {len(keys)} selected samples have no kernel file (first: {first}); "
               "they are skipped")
-    for line in plan.stale_lines():
+    for line in plan.kept_lines() + plan.stale_lines():
         print(line)
-    print(f"[eval] {len(plan.pending)} samples to evaluate ({plan.done} already done under this configuration) "
-          f"-> {results_path}")
+    print(f"[eval] {len(plan.pending)} samples to evaluate ({plan.done} already done under this configuration, "
+          f"{runs.slot_label(slot)}) -> {results_path}")
     if plan.pending:
         devices = _devices(cfg, hardened)
         build_root = Path(cfg.kernel_eval_build_dir) / cfg.run_name
@@ -298,10 +304,12 @@ def _main(cfg: EvalConfig) -> int:
             if close is not None:  # the judges kept for the problems' samples
                 close()
     results = runs.load_results(results_path)
-    _write_pass_at_k(cfg, run_dir, results_path)
-    for line in batch.summary_lines(results, keys, hardened, results_path):
+    pass_at_k_path = _write_pass_at_k(cfg, run_dir, results_path, slot)
+    for line in batch.summary_lines(results, keys, hardened, results_path, slot=slot):
         print(line)
-    selected = [r for r in (runs.find_record(results, p, s) for p, s in keys) if r is not None]
+    if pass_at_k_path is not None:
+        print(f"  pass@k: {pass_at_k_path} (configuration {runs.slot_label(slot)})")
+    selected = [r for r in (runs.find_record(results, p, s, slot) for p, s in keys) if r is not None]
     if hardened and selected and all((r.get("reward_hardening") or {}).get("integrity_status") == "UNSUPPORTED"
                                      for r in selected):
         print(f"error: every sample is UNSUPPORTED: {_unsupported_reason(selected, cfg)}", file=sys.stderr)
@@ -309,35 +317,19 @@ def _main(cfg: EvalConfig) -> int:
     return EXIT_OK
 
 
-def _write_pass_at_k(cfg, run_dir: Path, results_path: Path) -> None:
+def _write_pass_at_k(cfg, run_dir: Path, results_path: Path, slot: tuple) -> Path | None:
+    """Write this configuration's pass@k into ``pass_at_k_results.json`` (see :mod:`kernelbench.passk`)."""
     if cfg.num_samples_per_problem <= 1 or not results_path.exists():
-        return
+        return None
     from kernelbench import runs
-    from kernelbench.score import pass_at_k
+    from kernelbench.passk import PASS_AT_K_NAME, merge_pass_at_k, pass_at_k_entry
 
     results = runs.load_results(results_path)
     ks = cfg.pass_at_k_values if isinstance(cfg.pass_at_k_values, (list, tuple)) else [cfg.pass_at_k_values]
-    problems, totals = {}, {f"pass@{k}": [] for k in ks}
-    n_samples = n_correct = 0
-    for pid, samples in results.items():
-        n = len(samples)
-        c = sum(1 for s in samples if s.get("compiled") and s.get("correctness"))
-        n_samples += n
-        n_correct += c
-        entry = {"total_samples": n, "correct_samples": c}
-        for k in ks:
-            entry[f"pass@{k}"] = pass_at_k(n, c, int(k))
-            totals[f"pass@{k}"].append(entry[f"pass@{k}"])
-        problems[pid] = entry
-    out = {
-        "averages": {f"avg_{k}": (sum(v) / len(v) if v else 0.0) for k, v in totals.items()},
-        "metadata": {"total_problems": len(problems), "problems_with_samples": len(problems),
-                     "total_evaluated_samples": n_samples, "total_correct_samples": n_correct,
-                     "pass@k_count": len(ks)},
-        "problems": problems,
-    }
-    with runs.results_lock(results_path):  # pass@k is derived from, and locked with, the results file
-        runs.atomic_write_json(run_dir / "pass_at_k_results.json", out)
+    entry = pass_at_k_entry(results, slot, [int(k) for k in ks], source=results_path.name)
+    path = run_dir / PASS_AT_K_NAME
+    merge_pass_at_k(path, entry)
+    return path
 
 
 entry = cli_main(EvalConfig)(main)
