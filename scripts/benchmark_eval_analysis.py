@@ -13,7 +13,10 @@ only integrity PASS records with a trusted ``verified_runtime`` count), plus
 (JSON), ``dataset_path`` (dataset root holding ``level{N}/``; ``demo`` for the
 bundled demo tasks), ``plot`` (a fast_p / verified_fast_p chart: ``plot=true`` writes
 it beside ``output_file`` as ``.png``, or in the run directory as
-``fast_p_level{L}_{baseline}.png``; any other value is the PNG path).
+``fast_p_level{L}_{baseline}.png``; any other value is the PNG path; a second panel
+shows the per-problem speedups), and ``reward_hardening_mode``,
+``reward_hardening_policy``, ``device``: which records to analyse when the run holds
+several configurations (a batch keeps one record per mode/policy/device).
 
 The analysis warns when the baseline does not fit the run: other hardware or device
 than the records', problems missing from it, or another demo scale.  The shipped
@@ -69,6 +72,10 @@ class AnalysisConfig(KBConfig):
         self.output_file = None  # write the analysis JSON here
         self.dataset_path = None  # None: <repo>/KernelBench; "demo": bundled demo tasks
         self.plot = None  # true: default PNG beside the output; or a PNG path (fast_p against p)
+        # which records, when the run holds several configurations (one record per mode/policy/device)
+        self.reward_hardening_mode = None
+        self.reward_hardening_policy = None
+        self.device = None
 
     def validate(self) -> None:
         if self.level < 1:
@@ -85,6 +92,19 @@ class AnalysisConfig(KBConfig):
             text = str(value).strip()
             setattr(self, key, None if text == "" or text.lower() == "none" else text)
         self.plot = parse_plot_option(self.plot)  # None, True (default file name) or a path
+        for key, accepted in (("reward_hardening_mode", ("off", "audit", "enforce")),
+                              ("reward_hardening_policy", ("source_strict", "practical")),
+                              ("device", ("cuda", "cpu"))):
+            value = getattr(self, key)
+            if value is None or str(value).strip().lower() in ("", "none"):
+                setattr(self, key, None)
+                continue
+            value = str(value).strip().lower()
+            if key == "device":
+                value = value.split(":", 1)[0]
+            if value not in accepted:
+                raise ConfigError(key, f"got {value!r}; accepted values: {', '.join(accepted)}")
+            setattr(self, key, value)
 
     def __repr__(self) -> str:
         return f"AnalysisConfig({self.to_dict()})"
@@ -106,6 +126,9 @@ def run_analysis(config: AnalysisConfig) -> dict:
         dataset_path=config.dataset_path,
         root=REPO_ROOT,
         warn=_warn,
+        mode=config.reward_hardening_mode,
+        policy=config.reward_hardening_policy,
+        device=config.device,
     )
     print(format_report(analysis))
     if config.output_file is not None:

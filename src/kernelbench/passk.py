@@ -120,10 +120,8 @@ def select_pass_at_k(data: Any, slot: tuple | None) -> dict | None:
     if not isinstance(data, dict):
         return None
     configurations = data.get("configurations")
-    if not isinstance(configurations, dict):
-        if slot is None or slot[0] == "off":
-            return {k: data.get(k, {}) for k in ("metadata", "averages")}
-        return None
+    if not isinstance(configurations, dict):  # upstream's (or an older version's) file: one unnamed entry
+        return {k: data.get(k, {}) for k in ("metadata", "averages")}
     if slot is None:
         return None
     entry = configurations.get(runs.slot_label(slot))
