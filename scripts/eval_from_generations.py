@@ -105,6 +105,7 @@ EXIT_OK = 0  # every selected sample with a kernel file has a record under this 
 EXIT_USAGE = 2  # bad key/value, bad subset, missing run directory, level or kernel files
 EXIT_UNSUPPORTED = 3  # every selected sample is UNSUPPORTED (e.g. device=cuda without CUDA)
 EXIT_RESULTS_IO = 4  # the results file could not be read or written (disk full, permissions, bad JSON)
+EXIT_DATASET = 5  # the dataset could not be fetched (Hugging Face Hub unreachable and no cached copy)
 EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM; rerun the same command to resume
 
 
@@ -139,12 +140,14 @@ def _subset_bounds(cfg) -> tuple[int | None, int | None]:
 
 
 def _selected_dataset(cfg):
-    from kernelbench.dataset import construct_kernelbench_dataset
+    from kernelbench.dataset import DatasetUnavailable, construct_kernelbench_dataset
 
     start, end = _subset_bounds(cfg)
     try:
         ds = construct_kernelbench_dataset(cfg.level, source=cfg.dataset_src, dataset_name=cfg.dataset_name,
                                            base_path=cfg.dataset_path)
+    except DatasetUnavailable as exc:
+        raise ScriptError(str(exc), EXIT_DATASET) from None
     except (FileNotFoundError, ValueError, ImportError) as exc:
         raise ScriptError(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__) from None
     ids = ds.get_problem_ids()

@@ -154,17 +154,30 @@ def _say(message: str) -> None:
 
 
 def main(cfg: EvalConfig) -> int:
-    from kernelbench.dataset import construct_kernelbench_dataset
+    from kernelbench.dataset import DatasetUnavailable, construct_kernelbench_dataset
     from kernelbench.prompt_constructor import build_prompt
-    from kernelbench.utils import extract_first_code, load_env, query_server
+    from kernelbench.utils import extract_first_code, load_env, missing_api_keys, query_server
 
     try:
         ds = construct_kernelbench_dataset(cfg.level, source=cfg.dataset_src, dataset_name=cfg.dataset_name,
                                            base_path=cfg.dataset_path)
         problem = ds.get_problem_by_id(cfg.problem_id)
-    except (FileNotFoundError, ValueError, ImportError) as exc:
+    except DatasetUnavailable as exc:
         _say(f"error: dataset: {exc}")
+        return 5
+    except (FileNotFoundError, ValueError, ImportError) as exc:
+        _say(f"error: dataset: {(str(exc).strip().splitlines() or [type(exc).__name__])[0]}")
         return 2
+    if cfg.mock_response is None:
+        load_env()
+        from kernelbench.utils import SERVER_PRESETS
+
+        model = cfg.model_name or SERVER_PRESETS.get(cfg.server_type or "", {}).get("model_name", "")
+        missing = missing_api_keys(cfg.server_type, model)
+        if missing:
+            _say(f"error: no API key for {model}: set {' or '.join(missing)} in the environment or in "
+                 ".env (see .env.example), or pass mock_response=... for an offline run")
+            return 2
     log_dir = Path(cfg.logdir)
     log_dir.mkdir(parents=True, exist_ok=True)
     tag = f"level_{cfg.level}_problem_{cfg.problem_id}"
@@ -176,8 +189,6 @@ def main(cfg: EvalConfig) -> int:
     if cfg.log_prompt:
         (log_dir / f"prompt_{tag}.txt").write_text(prompt, encoding="utf-8")
 
-    if cfg.mock_response is None:
-        load_env()
     try:
         reply = query_server(prompt, temperature=cfg.temperature, max_tokens=cfg.max_tokens,
                              server_type=cfg.server_type, model_name=cfg.model_name,

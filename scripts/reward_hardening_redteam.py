@@ -189,7 +189,7 @@ def summarise(results: list[dict], args: argparse.Namespace, wall_s: float) -> d
 
 
 # --------------------------------------------------------------------------- printing
-_COLS = (("fixture", 34), ("attack", 7), ("expected", 10), ("observed", 10), ("codes", 44), ("time", 6))
+_COLS = (("fixture", 34), ("attack", 7), ("expected", 10), ("observed", 10), ("codes", 48), ("time", 6))
 
 
 def _row(values: list[str]) -> str:
@@ -201,7 +201,7 @@ def header() -> str:
 
 
 def table_row(r: dict) -> str:
-    codes = ",".join(c.replace("RH-", "") for c in r["observed"]["codes"]) or "-"
+    codes = ",".join(r["observed"]["codes"]) or "-"  # spelled out (RH-13,RH-31): what explain accepts
     mark = "" if r["match"] else "  <-- MISMATCH: " + "; ".join(r["reasons"])
     return _row([r["id"], r["attack"], r["expected"]["status"], str(r["observed"]["status"]), codes,
                  f"{r['wall_s']:.1f}s"]) + mark

@@ -115,16 +115,44 @@ def _resolve(path: str) -> Path:
     return p if p.is_absolute() or p.exists() else REPO_ROOT / p
 
 
+# Exit codes (README, "Evaluating one candidate")
+EXIT_USAGE = 2  # bad key or value, missing file, unknown level or problem id (one line)
+EXIT_UNSUPPORTED = 3  # the verdict is UNSUPPORTED (device=cuda without CUDA: pass device=cpu)
+EXIT_DATASET = 5  # the dataset could not be fetched (offline Hugging Face Hub)
+
+
+class ScriptError(Exception):
+    def __init__(self, message: str, code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.code = code
+
+
+def _read_source(key: str, value: str) -> tuple[Path, str]:
+    path = _resolve(value)
+    if not path.is_file():
+        where = "" if Path(value).is_absolute() else " (relative paths are read from the working directory, " \
+                                                     "then from the repository root)"
+        raise ScriptError(f"{key}: no such file: {value}{where}")
+    try:
+        return path, path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScriptError(f"{key}: cannot read {path}: {exc}") from None
+
+
 def _load_reference(cfg) -> tuple[str, str]:
     if cfg.ref_origin == "local":
-        path = _resolve(cfg.ref_arch_src_path)
-        return path.name, path.read_text()
-    from kernelbench.dataset import construct_kernelbench_dataset
+        path, code = _read_source("ref_arch_src_path", cfg.ref_arch_src_path)
+        return path.name, code
+    from kernelbench.dataset import DatasetUnavailable, construct_kernelbench_dataset
 
-    ds = construct_kernelbench_dataset(cfg.level, source=cfg.dataset_src, dataset_name=cfg.dataset_name,
-                                       base_path=cfg.dataset_path)
-    problem = ds.get_problem_by_id(cfg.problem_id)
-    return problem.name, problem.code
+    try:
+        ds = construct_kernelbench_dataset(cfg.level, source=cfg.dataset_src, dataset_name=cfg.dataset_name,
+                                           base_path=cfg.dataset_path)
+        return (lambda p: (p.name, p.code))(ds.get_problem_by_id(cfg.problem_id))
+    except DatasetUnavailable as exc:
+        raise ScriptError(str(exc), EXIT_DATASET) from None
+    except (FileNotFoundError, ValueError) as exc:
+        raise ScriptError(str(exc).strip().splitlines()[0]) from None
 
 
 def _static_check(cfg, kernel_src: str) -> bool:
@@ -165,6 +193,28 @@ def status_line(record: dict) -> str:
     return (f"[KernelGuard] integrity_status={rh['integrity_status']} verified_runtime={rh['verified_runtime']} "
             f"verified_reference_runtime={rh['verified_reference_runtime']} findings="
             f"{','.join(f['code'] for f in rh['findings']) or '-'}")
+
+
+_SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def most_severe(findings: list[dict]) -> dict:
+    """The finding to explain first: the most severe, the first reported among equals."""
+    return min(findings, key=lambda f: _SEVERITY_RANK.get(str(f.get("severity")), 3))
+
+
+def _evidence_lines(evidence, limit: int = 2, width: int = 160) -> list[tuple[str, str]]:
+    """Short text items of a finding's evidence (a syntax error's line, an import error)."""
+    if not isinstance(evidence, dict):
+        return []
+    out = []
+    for key, value in evidence.items():
+        if isinstance(value, str) and value.strip():
+            text = " ".join(value.split())
+            out.append((str(key), text if len(text) <= width else text[: width - 3] + "..."))
+        if len(out) >= limit:
+            break
+    return out
 
 
 def format_summary(record: dict, output_file: str | None = None) -> str:
@@ -208,19 +258,30 @@ def format_summary(record: dict, output_file: str | None = None) -> str:
     lines += [f"  {k:<{width}}  {v}" for k, v in rows]
     for f in findings:
         lines.append(f"    {f['code']} {f.get('severity', ''):<7} {f.get('summary', '')}")
+        for key, text in _evidence_lines(f.get("evidence")):
+            lines.append(f"      {key}: {text}")
     if missing:
         lines.append(f"  {'missing':<{width}}  required capabilities: {', '.join(missing)}")
     if findings:
-        lines.append(f"  {'details':<{width}}  python -m kernelbench explain {findings[0]['code']}"
-                     f" (or {findings[0].get('more_info', 'docs/attack-catalog.md')})")
+        worst = most_severe(findings)
+        lines.append(f"  {'details':<{width}}  uv run kernelguard explain {worst['code']}"
+                     f" (or {worst.get('more_info', 'docs/attack-catalog.md')})")
     record_hint = str(output_file) if output_file else "pass output_file=PATH to save it, or json=true to print it"
     lines.append(f"  {'full record':<{width}}  {record_hint}")
     return "\n".join(lines)
 
 
 def main(cfg: ScriptConfig) -> int:
+    try:
+        return _main(cfg)
+    except ScriptError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.code
+
+
+def _main(cfg: ScriptConfig) -> int:
+    _, kernel_src = _read_source("kernel_src_path", cfg.kernel_src_path)
     ref_name, ref_src = _load_reference(cfg)
-    kernel_src = _resolve(cfg.kernel_src_path).read_text()
 
     import torch
 
@@ -252,6 +313,13 @@ def main(cfg: ScriptConfig) -> int:
         else:
             print(format_summary(record, cfg.output_file))
         print(status_line(record))
+        if record["reward_hardening"]["integrity_status"] == "UNSUPPORTED":
+            reason = (record.get("metadata") or {}).get("reward_hardening_unsupported") or "a required capability " \
+                "is missing"
+            hint = "; pass device=cpu to evaluate on the CPU" if cfg.device.startswith("cuda") and \
+                not torch.cuda.is_available() else ""
+            print(f"error: UNSUPPORTED: {reason}{hint}", file=sys.stderr)
+            return EXIT_UNSUPPORTED
         return 0
 
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():

@@ -267,7 +267,7 @@ def test_summary_block_shows_verdict_runtimes_speedup_and_findings():
     assert re.search(r"reference runtime\s+1 ms", text)
     assert re.search(r"speedup\s+4\.00x", text)
     assert "RH-41 warning Speedup over the reference exceeds the plausibility bound" in text
-    assert "python -m kernelbench explain RH-41" in text and "out/record.json" in text
+    assert "uv run kernelguard explain RH-41" in text and "out/record.json" in text
     assert len(text.splitlines()) < 20
 
 
@@ -294,7 +294,8 @@ def test_run_and_check_prints_the_block_not_the_json(tmp_path):
     base = ["scripts/run_and_check.py", "ref_origin=local", "ref_arch_src_path=src/kernelbench/prompts/model_ex_add.py",
             "kernel_src_path=src/kernelbench/prompts/model_new_ex_add.py", "reward_hardening_mode=enforce"]
     proc = _py(*base, f"output_file={out}")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # UNSUPPORTED: exit 3 and the device=cpu hint, as the batch does
+    assert proc.stderr.strip().endswith("pass device=cpu to evaluate on the CPU")
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == ("[KernelGuard] integrity_status=UNSUPPORTED verified_runtime=None "
                          "verified_reference_runtime=None findings=RH-14")
@@ -304,7 +305,7 @@ def test_run_and_check_prints_the_block_not_the_json(tmp_path):
     record = json.loads(out.read_text())
     assert record["reward_hardening"]["integrity_status"] == "UNSUPPORTED"
     proc = _py(*base, "json=true")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr
     body = proc.stdout.strip().rsplit("\n", 1)
     assert json.loads(body[0]) == record and body[1].startswith("[KernelGuard] integrity_status=UNSUPPORTED")
 
