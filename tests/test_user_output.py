@@ -406,7 +406,8 @@ sys.argv = ['run_and_check.py', 'ref_origin=local', 'ref_arch_src_path=src/kerne
 try:
     runpy.run_path('scripts/run_and_check.py', run_name='__main__')
 except SystemExit as exc:
-    assert not exc.code, exc.code
+    import torch
+    assert exc.code in (None, 0) or (exc.code == 3 and not torch.cuda.is_available()), exc.code
 bad = sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'dotenv', 'datasets'))
 assert not bad, bad
 print('EXTRAS-FREE OK')
