@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -186,6 +187,49 @@ def test_python_dash_m_kernelbench_runs():
     proc = _py("-m", "kernelbench", "explain", "RH-99")
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
     assert "unknown finding code 'RH-99'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_explain_answers_without_importing_torch():
+    code = ("import sys\nfrom kernelbench.__main__ import main\nrc = main(['explain', 'RH-21'])\n"
+            "assert rc == 0\nprint('TORCH', 'torch' in sys.modules)")
+    proc = _py("-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert "RH-21 RH-OUTPUT-UNSTABLE" in proc.stdout and proc.stdout.strip().endswith("TORCH False")
+
+
+def test_detectors_read_from_source_equal_the_imported_registry():
+    from kernelbench.explain import runtime_detectors
+    from kernelbench.reward_hardening.detectors import REGISTRY
+
+    from_source = runtime_detectors()
+    assert set(from_source) == set(REGISTRY)
+    for code, det in REGISTRY.items():
+        name, module, doc = from_source[code]
+        assert (name, module) == (det.func.__name__, det.func.__module__.rsplit(".", 1)[-1]), code
+        assert doc == (det.func.__doc__ or det.doc), code
+
+
+def test_the_hint_names_the_most_severe_finding():
+    rac = _load_run_and_check()
+    findings = [{"code": "RH-13", "severity": "warning"}, {"code": "RH-41", "severity": "info"},
+                {"code": "RH-31", "severity": "error"}, {"code": "RH-20", "severity": "error"}]
+    assert rac.most_severe(findings)["code"] == "RH-31"
+    record = _pass_record()
+    record["reward_hardening"]["findings"] = [dict(record["reward_hardening"]["findings"][0], code="RH-13",
+                                                   severity="warning"),
+                                              dict(record["reward_hardening"]["findings"][0], code="RH-31",
+                                                   severity="error")]
+    assert "uv run kernelguard explain RH-31" in rac.format_summary(record)
+
+
+def test_redteam_table_spells_codes_out():
+    spec = importlib.util.spec_from_file_location("kb_redteam", REPO / "scripts" / "reward_hardening_redteam.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    row = module.table_row({"id": "rt_fixture", "attack": "A01", "expected": {"status": "FAIL"}, "match": True,
+                            "observed": {"status": "FAIL", "codes": ["RH-13", "RH-31"]}, "wall_s": 1.0,
+                            "reasons": []})
+    assert "RH-13,RH-31" in row
 
 
 def test_every_code_has_a_more_info_anchor_in_the_catalogue():
