@@ -216,6 +216,27 @@ def _unsupported_reason(records: list[dict], cfg) -> str:
     return reason or "a required capability is missing (see the records' findings)"
 
 
+_KERNEL_NAME = r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py"
+
+
+def _samples_beyond(run_dir: Path, level: int, problem_ids: set[int], num_samples: int) -> list[str]:
+    """Kernel files of selected problems whose sample id is >= ``num_samples`` (they would be skipped)."""
+    import re
+
+    out = []
+    for entry in sorted(run_dir.glob(f"level_{level}_problem_*_sample_*_kernel.py")):
+        m = re.fullmatch(_KERNEL_NAME, entry.name)
+        if m and int(m.group(2)) in problem_ids and int(m.group(3)) >= num_samples:
+            out.append(entry.name)
+    return sorted(out, key=lambda n: tuple(int(x) for x in re.fullmatch(_KERNEL_NAME, n).groups()))
+
+
+def _max_sample(names: list[str]) -> int:
+    import re
+
+    return max(int(re.fullmatch(_KERNEL_NAME, n).group(3)) for n in names)
+
+
 def _install_sigterm() -> None:
     import signal
 
@@ -267,6 +288,11 @@ def _main(cfg: EvalConfig) -> int:
         first = runs.kernel_file_name(cfg.level, *plan.missing[0])
         print(f"[eval] {len(plan.missing)} of {len(keys)} selected samples have no kernel file (first: {first}); "
               "they are skipped")
+    extra = _samples_beyond(run_dir, cfg.level, set(dataset.get_problem_ids()), cfg.num_samples_per_problem)
+    if extra:
+        print(f"[eval] {len(extra)} kernel files of samples beyond num_samples_per_problem="
+              f"{cfg.num_samples_per_problem} are not evaluated (first: {extra[0]}); pass "
+              f"num_samples_per_problem={_max_sample(extra) + 1} to include them")
     for line in plan.kept_lines() + plan.stale_lines():
         print(line)
     print(f"[eval] {len(plan.pending)} samples to evaluate ({plan.done} already done under this configuration, "
