@@ -219,7 +219,7 @@ def main(cfg: EvalConfig) -> int:
             _say("error: the static checker rejected the generated kernel (check_kernel=False skips the check)")
             return 1
 
-    import run_and_check
+    from kernelbench.commands import check as run_and_check
 
     rc_cfg = run_and_check.ScriptConfig()
     result_path = log_dir / f"eval_result_{tag}.json"

@@ -16,7 +16,7 @@ from typing import Any, Callable, TypeVar
 
 import pydra
 
-__all__ = ["ConfigError", "KBConfig", "cli_main", "parse_bool"]
+__all__ = ["ConfigError", "KBConfig", "cli_main", "parse_bool", "project_root"]
 
 # Accepted values shared by the scripts' configs.
 TIMING_METHODS = ("cuda_event", "do_bench", "do_bench_impl", "host_time")
@@ -29,6 +29,18 @@ EVAL_MODES = ("local", "modal")
 
 _TRUE = {"true", "t", "1", "yes", "y", "on"}
 _FALSE = {"false", "f", "0", "no", "n", "off"}
+
+
+def project_root() -> "Path":
+    """The source checkout this package runs from (``<root>/src/kernelbench``), else the working directory.
+
+    Default locations (``runs/``, ``results/timing/``) and relative paths given to the
+    commands are taken from here, as the upstream scripts took them from the checkout.
+    """
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "src" / "kernelbench").is_dir() else Path.cwd()
 
 
 class ConfigError(ValueError):
