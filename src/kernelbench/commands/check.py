@@ -31,15 +31,9 @@ from pathlib import Path
 from pydra import REQUIRED
 
 from kernelbench.cli import (
-    BACKENDS,
     DATASET_SOURCES,
-    EVAL_MODES,
-    HARDENING_MODES,
-    HARDENING_POLICIES,
-    PRECISIONS,
-    TIMING_METHODS,
     ConfigError,
-    KBConfig,
+    EvalKeysConfig,
     cli_main,
     project_root,
     validate_eval_keys,
@@ -48,23 +42,15 @@ from kernelbench.cli import (
 REPO_ROOT = project_root()  # default runs/ and relative paths: the checkout, else the working directory
 
 
-class ScriptConfig(KBConfig):
-    BOOL_KEYS = ("verbose", "measure_performance", "clear_cache", "check_kernel", "allow_tf32", "json")
-    INT_KEYS = ("num_correct_trials", "num_perf_trials")
+class ScriptConfig(EvalKeysConfig):
+    BOOL_KEYS = EvalKeysConfig.BOOL_KEYS + ("measure_performance", "clear_cache", "check_kernel", "json")
+    INT_KEYS = EvalKeysConfig.INT_KEYS
     OPTIONAL_INT_KEYS = ("level", "problem_id")
     FLOAT_KEYS = ("timeout",)
-    CHOICES = {
-        "ref_origin": ("local", "kernelbench"),
-        "dataset_src": DATASET_SOURCES,
-        "eval_mode": EVAL_MODES,
-        "timing_method": TIMING_METHODS,
-        "backend": BACKENDS,
-        "precision": PRECISIONS,
-        "reward_hardening_mode": HARDENING_MODES,
-        "reward_hardening_policy": HARDENING_POLICIES,
-    }
+    CHOICES = {**EvalKeysConfig.CHOICES, "ref_origin": ("local", "kernelbench"), "dataset_src": DATASET_SOURCES}
 
     def __init__(self):
+        self.set_eval_defaults()  # eval_mode, device, precision, backend, timing_method, trials, hardening keys
         self.ref_origin = REQUIRED
         self.ref_arch_src_path = ""
         self.dataset_src = "huggingface"
@@ -73,25 +59,14 @@ class ScriptConfig(KBConfig):
         self.level = None
         self.problem_id = None
         self.kernel_src_path = ""
-        self.eval_mode = "local"
         self.gpu = "L40S"
-        self.num_correct_trials = 5
-        self.num_perf_trials = 100
         self.timeout = 300
-        self.verbose = False
         self.measure_performance = True
         self.measure_torch_compile = None
-        self.timing_method = "cuda_event"
         self.build_dir_prefix = ""
         self.clear_cache = False
         self.gpu_arch = None  # None: build for the visible GPU (upstream defaulted to ["Ada"])
-        self.precision = "fp32"
-        self.backend = "cuda"
         self.check_kernel = True
-        self.device = "cuda"
-        self.reward_hardening_mode = "off"
-        self.reward_hardening_policy = "source_strict"
-        self.allow_tf32 = False
         self.output_file = None
         self.json = False  # print the whole record (hardened modes), not only the summary block
 

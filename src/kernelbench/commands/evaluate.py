@@ -22,14 +22,8 @@ from pathlib import Path
 from pydra import REQUIRED
 
 from kernelbench.cli import (
-    BACKENDS,
     DATASET_SOURCES,
-    EVAL_MODES,
-    HARDENING_MODES,
-    HARDENING_POLICIES,
-    PRECISIONS,
-    TIMING_METHODS,
-    KBConfig,
+    EvalKeysConfig,
     cli_main,
     project_root,
     validate_eval_keys,
@@ -45,22 +39,14 @@ def default_build_root() -> str:
     return str(Path(platformdirs.user_cache_dir("kernelguard", appauthor=False)) / "builds")
 
 
-class EvalConfig(KBConfig):
-    BOOL_KEYS = ("verbose", "measure_performance", "build_cache", "keep_build_dirs", "allow_tf32", "overwrite")
-    INT_KEYS = ("level", "num_correct_trials", "num_perf_trials", "num_cpu_workers", "num_gpu_devices",
-                "num_samples_per_problem")
+class EvalConfig(EvalKeysConfig):
+    BOOL_KEYS = EvalKeysConfig.BOOL_KEYS + ("measure_performance", "build_cache", "keep_build_dirs", "overwrite")
+    INT_KEYS = EvalKeysConfig.INT_KEYS + ("level", "num_cpu_workers", "num_gpu_devices", "num_samples_per_problem")
     FLOAT_KEYS = ("timeout",)
-    CHOICES = {
-        "dataset_src": DATASET_SOURCES,
-        "eval_mode": EVAL_MODES,
-        "timing_method": TIMING_METHODS,
-        "backend": BACKENDS,
-        "precision": PRECISIONS,
-        "reward_hardening_mode": HARDENING_MODES,
-        "reward_hardening_policy": HARDENING_POLICIES,
-    }
+    CHOICES = {**EvalKeysConfig.CHOICES, "dataset_src": DATASET_SOURCES}
 
     def __init__(self):
+        self.set_eval_defaults()  # eval_mode, device, precision, backend, timing_method, trials, hardening keys
         self.run_name = REQUIRED
         self.dataset_src = REQUIRED
         self.dataset_name = "ScalingIntelligence/KernelBench"
@@ -68,29 +54,18 @@ class EvalConfig(KBConfig):
         self.level = REQUIRED
         self.subset = (None, None)
         self.problem_ids = None
-        self.eval_mode = "local"
         self.gpu = "A10G"
         self.gpu_arch = None  # None: build for the visible GPU (upstream defaulted to ["Ada"])
         self.runs_dir = str(REPO_ROOT / "runs")
-        self.verbose = False
-        self.num_correct_trials = 5
-        self.num_perf_trials = 100
         self.timeout = 180
         self.measure_performance = True
-        self.timing_method = "cuda_event"
         self.build_cache = False
         self.num_cpu_workers = 20
         self.kernel_eval_build_dir = default_build_root()
         self.num_gpu_devices = 1
-        self.backend = "cuda"
-        self.precision = "fp32"
         self.num_samples_per_problem = 1
         self.pass_at_k_values = [1]
-        self.device = "cuda"
-        self.reward_hardening_mode = "off"
-        self.reward_hardening_policy = "source_strict"
         self.keep_build_dirs = True
-        self.allow_tf32 = False
         self.overwrite = False  # re-evaluate stored records of this mode/policy/device made with other settings
 
     def validate(self):
