@@ -208,11 +208,13 @@ def table_row(r: dict) -> str:
 
 
 def list_table(fixtures: list) -> str:
-    lines = [f"{'fixture':34s}  {'attack':7s}  {'problem':38s}  {'mode/policy':22s}  {'expected':10s}  must_raise"]
-    for f in fixtures:
-        lines.append(f"{f.id:34s}  {f.attack:7s}  {f.problem:38s}  {f.mode + '/' + f.policy:22s}  "
-                     f"{f.expected_status:10s}  {','.join(f.must_raise) or '-'}")
-    return "\n".join(lines)
+    """The ``--list`` table (all rows known up front; the run's rows stream as fixtures finish, see _row)."""
+    from tabulate import tabulate
+
+    rows = [[f.id, f.attack, f.problem, f"{f.mode}/{f.policy}", f.expected_status, ",".join(f.must_raise) or "-"]
+            for f in fixtures]
+    return tabulate(rows, headers=["fixture", "attack", "problem", "mode/policy", "expected", "must_raise"],
+                    tablefmt="simple", disable_numparse=True)
 
 
 # --------------------------------------------------------------------------- main

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -80,7 +81,8 @@ def test_subcommand_help_shows_the_keys_under_the_new_name(capsys):
 
 
 def test_redteam_subcommand_runs_the_suite_script():
+    path = os.pathsep.join(p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH")) if p)
     proc = subprocess.run([sys.executable, "-m", "kernelbench", "redteam", "--list"], cwd=REPO, capture_output=True,
-                          text=True, timeout=300, env={**__import__("os").environ, "PYTHONPATH": str(REPO / "src")})
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": path})
     assert proc.returncode == 0, proc.stderr
     assert "fixture" in proc.stdout.splitlines()[0] and "rt_" in proc.stdout

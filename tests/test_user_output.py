@@ -21,7 +21,7 @@ SHIPPED = REPO / "results" / "timing" / "H200"
 def _py(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
     import os
 
-    full = dict(os.environ, PYTHONPATH=str(SRC))
+    full = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p))
     full.update(env or {})
     return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
                           env=full)

@@ -723,16 +723,10 @@ def _slot_dict(slot: tuple | None) -> dict | None:
 
 
 def _grid(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows)]
-    rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+    """A boxed table (tabulate's ``grid`` format), cells as given: no number re-formatting."""
+    from tabulate import tabulate
 
-    def line(cells: list[str]) -> str:
-        return "|" + "|".join(f" {str(c):<{w}} " for c, w in zip(cells, widths)) + "|"
-
-    out = [rule, line(headers), rule.replace("-", "=")]
-    for row in rows:
-        out += [line(row), rule]
-    return "\n".join(out)
+    return tabulate(rows, headers=headers, tablefmt="grid", disable_numparse=True)
 
 
 def _conf_note(analysis: Mapping[str, Any], which: str) -> str:
