@@ -307,3 +307,32 @@ def test_a_cuda_run_on_a_cpu_host_does_not_replace_cpu_records(tmp_path):
     # an UNSUPPORTED record holds no verdict: the next run in its slot evaluates the sample again
     again = batch.plan_batch(ds, 1, tmp_path, 1, runs.load_results(path), cuda)
     assert len(again.pending) == 1 and "stored record is UNSUPPORTED" in again.stale_lines()[0]
+
+
+def test_pass_at_k_is_kept_per_configuration_with_its_source(tmp_path):
+    run_dir = _run_dir(tmp_path, {(1, 0): SYNTAX, (1, 1): _solution(1), (2, 0): SYNTAX, (2, 1): SYNTAX})
+    common = ("device=cpu", "num_samples_per_problem=2", "pass_at_k_values=[1,2]")
+    off = _script(tmp_path, *common, "reward_hardening_mode=off")
+    assert off.returncode == 0, off.stdout + off.stderr
+    enforce = _script(tmp_path, *common, "reward_hardening_mode=enforce", "reward_hardening_policy=practical")
+    assert enforce.returncode == 0, enforce.stdout + enforce.stderr
+    assert "pass@k: " in enforce.stdout and "(configuration enforce/practical/cpu)" in enforce.stdout
+    data = json.loads((run_dir / "pass_at_k_results.json").read_text())
+    assert sorted(data["configurations"]) == ["enforce/practical/cpu", "off/cpu"]  # the off entry survived
+    off_entry, hard = data["configurations"]["off/cpu"], data["configurations"]["enforce/practical/cpu"]
+    assert off_entry["source"] == "eval_results.json" and hard["source"] == "verified_eval_results.json"
+    assert data["averages"] == off_entry["averages"]  # upstream's top level is the off-mode entry
+    assert off_entry["problems"]["1"]["correct_samples"] == 1 and off_entry["averages"]["avg_pass@2"] == 0.5
+    assert "verified_averages" not in off_entry
+    assert hard["problems"]["1"]["verified_samples"] == 1  # the honest solution PASSes under practical
+    assert hard["verified_averages"] == {"avg_verified_pass@1": 0.25, "avg_verified_pass@2": 0.5}
+
+
+def test_summary_explains_its_verified_fast_1():
+    record = {"sample_id": 0, "reward_hardening": {"integrity_status": "PASS", "verified": True,
+                                                   "verified_runtime": 1.0, "verified_reference_runtime": 2.0,
+                                                   "findings": []}}
+    lines = batch.summary_lines({"1": [record]}, [(1, 0)], True, Path("r.json"))
+    text = "\n".join(lines)
+    assert "verified fast_1: 1.000 (1 of 1 samples verified and faster than the reference timed beside" in text
+    assert "the analysis's verified_fast_p counts problems, sample 0 only, against the baseline file" in text

@@ -69,6 +69,33 @@ def test_plot_false_writes_nothing_and_a_path_is_used_as_given(tmp_path):
     assert proc.returncode == 0 and (tmp_path / "chart.png").is_file()
 
 
+def test_plot_keeps_fast_p_visible_under_verified_and_adds_per_problem_speedups(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from kernelbench.analysis import plot_fast_p
+
+    figures = []
+    real_savefig = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: (figures.append(self), real_savefig(self, *a, **k)))
+    same = {"0.0": 1.0, "1.0": 0.5}
+    analysis = {"run_name": "r", "level": 1, "baseline": "b", "fast_p": same, "verified_fast_p": dict(same),
+                "per_problem": [{"problem_id": 1, "speedup": 2.0, "verified_speedup": 2.0},
+                                {"problem_id": 2, "speedup": None, "verified_speedup": None}]}
+    plot_fast_p(analysis, tmp_path / "p.png")
+    (fig,) = figures
+    curves, bars = fig.axes
+    fast, verified = curves.get_lines()
+    assert fast.get_label() == "fast_p" and verified.get_label() == "verified_fast_p"
+    # identical values: the curve drawn first is wider and the one on top dashed, so both stay visible
+    assert fast.get_linewidth() > verified.get_linewidth() and verified.get_linestyle() == "--"
+    heights = sorted(p.get_height() for p in bars.patches)
+    assert heights == [0.0, 0.0, 2.0, 2.0]  # speedup and verified speedup per problem; none is drawn as 0
+    assert [t.get_text() for t in bars.get_xticklabels()] == ["1", "2"]
+
+
 def test_parse_plot_option():
     from kernelbench.analysis import parse_plot_option
 
