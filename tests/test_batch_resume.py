@@ -328,6 +328,18 @@ def test_pass_at_k_is_kept_per_configuration_with_its_source(tmp_path):
     assert hard["verified_averages"] == {"avg_verified_pass@1": 0.25, "avg_verified_pass@2": 0.5}
 
 
+def test_summary_hint_names_the_most_severe_code():
+    def rec(sid, *findings):
+        return {"sample_id": sid, "reward_hardening": {"integrity_status": "FAIL", "findings": [
+            {"code": c, "severity": sev} for c, sev in findings]}}
+
+    results = {"1": [rec(0, ("RH-13", "warning"), ("RH-31", "error"))], "2": [rec(0, ("RH-13", "warning"))],
+               "3": [rec(0, ("RH-42", "error"), ("RH-13", "warning"))]}
+    text = "\n".join(batch.summary_lines(results, [(1, 0), (2, 0), (3, 0)], True, Path("r.json")))
+    assert "RH-13 x3" in text  # the most frequent code is listed first ...
+    assert "details: uv run kernelguard explain RH-31" in text  # ... but the hint names an error (equal errors: the lower code)
+
+
 def test_summary_explains_its_verified_fast_1():
     record = {"sample_id": 0, "reward_hardening": {"integrity_status": "PASS", "verified": True,
                                                    "verified_runtime": 1.0, "verified_reference_runtime": 2.0,

@@ -529,6 +529,12 @@ def summary_lines(results: dict[str, list[dict]], keys: list[tuple[int, int]], h
             for code, c in codes.most_common(top):
                 info = CODES.get(code)
                 lines.append(f"    {code} x{c}: {info.summary if info else '(unknown code)'}")
+            rank = {"error": 0, "warning": 1, "info": 2}
+            worst = min(((rank.get(str(f.get("severity")), 3), -codes[f.get("code")], f.get("code"))
+                         for r in records for f in (r.get("reward_hardening") or {}).get("findings", [])
+                         if isinstance(f, dict) and f.get("code")), default=None)
+            if worst is not None:
+                lines.append(f"    details: uv run kernelguard explain {worst[2]} (the most severe, then most frequent)")
         fast = [r for r in records if _verified_speedup(r) is not None]
         if fast:
             faster = sum(1 for r in fast if _verified_speedup(r) > 1.0)
