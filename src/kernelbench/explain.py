@@ -1,15 +1,17 @@
 """Documentation of a finding code in the terminal, in the spirit of ``ruff rule``.
 
-    python -m kernelbench explain RH-21        # one code (also rh-21, 21 or RH-OUTPUT-UNSTABLE)
-    python -m kernelbench explain --all        # every code
-    python -m kernelbench codes                # one line per code
+    uv run kernelguard explain RH-21        # one code (also rh-21, 21 or RH-OUTPUT-UNSTABLE)
+    uv run kernelguard explain --all        # every code
+    uv run kernelguard codes                # one line per code
 
 Nothing here is written twice: the summary, remediation, severities and attacks come
 from the code table (:mod:`kernelbench.reward_hardening.codes`), the attack names from
 the catalogue kept by :mod:`kernelbench.reward_hardening.docgen`, and the long text
 from the docstring of the static rule (:data:`~kernelbench.reward_hardening.precheck.RULES`)
 or runtime detector (:data:`~kernelbench.reward_hardening.detectors.REGISTRY`) that
-emits the code -- the same sources ``docs/attack-catalog.md`` is generated from.
+emits the code -- the same sources ``docs/attack-catalog.md`` is generated from.  The
+runtime detectors are read from their source files (:func:`runtime_detectors`), not
+imported, so that ``explain`` does not import torch.
 """
 
 from __future__ import annotations
