@@ -61,7 +61,8 @@ def test_readme_cpu_walkthrough_from_demo_solutions_to_analysis(tmp_path):
     audit = _run("eval_from_generations.py", [*batches[0], *quick])
     assert "1 kernel files of samples beyond num_samples_per_problem=1 are not evaluated " \
            "(first: level_1_problem_1_sample_1_kernel.py); pass num_samples_per_problem=2" in audit.stdout
-    assert "integrity: FAIL 2" in audit.stdout  # plain PyTorch is not trusted under source_strict
+    assert "integrity: FAIL 2" in audit.stdout  # plain PyTorch is not trusted under source_strict, and it says so:
+    assert "note: 2 of 2 samples FAIL under source_strict because they run high-level PyTorch" in audit.stdout
     enforce = _run("eval_from_generations.py", [*batches[1], *quick])
     assert "2 samples to evaluate" in enforce.stdout, enforce.stdout  # not "0 samples": another configuration
     assert "kept the records of other configurations in the same file: audit/source_strict/cpu (2)" in enforce.stdout

@@ -535,6 +535,11 @@ def summary_lines(results: dict[str, list[dict]], keys: list[tuple[int, int]], h
                          if isinstance(f, dict) and f.get("code")), default=None)
             if worst is not None:
                 lines.append(f"    details: uv run kernelguard explain {worst[2]} (the most severe, then most frequent)")
+        pytorch_only = sum(1 for r in records if _strict_pytorch_fail(r))
+        if pytorch_only:
+            lines.append(f"  note: {pytorch_only} of {n} samples FAIL under source_strict because they run "
+                         "high-level PyTorch rather than a kernel of their own (RH-13/RH-31); that policy trusts "
+                         "only custom kernels, reward_hardening_policy=practical accepts plain PyTorch")
         fast = [r for r in records if _verified_speedup(r) is not None]
         if fast:
             faster = sum(1 for r in fast if _verified_speedup(r) > 1.0)
@@ -548,6 +553,15 @@ def summary_lines(results: dict[str, list[dict]], keys: list[tuple[int, int]], h
         lines.append(f"  compiled {compiled}, correct {correct}, failed {n - correct}")
     lines.append(f"  results: {results_path}")
     return lines
+
+
+def _strict_pytorch_fail(record: dict) -> bool:
+    """A source_strict FAIL whose errors are only the PyTorch-fallback codes (an honest plain-PyTorch candidate)."""
+    rh = record.get("reward_hardening") or {}
+    if rh.get("policy") != "source_strict" or rh.get("integrity_status") != "FAIL":
+        return False
+    errors = {f.get("code") for f in rh.get("findings", []) if isinstance(f, dict) and f.get("severity") == "error"}
+    return bool(errors) and errors <= {"RH-13", "RH-31"}
 
 
 def _verified_speedup(record: dict) -> float | None:
