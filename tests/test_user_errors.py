@@ -136,3 +136,17 @@ def test_single_sample_without_an_api_key_is_one_line(tmp_path):
                 "problem_id=1", "server_type=google", "model_name=None", f"logdir={tmp_path / 'logs'}")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "no API key for gemini/gemini-2.5-flash" in _error_line(proc)
+
+
+def test_offline_huggingface_reference_for_one_candidate_exits_5(tmp_path):
+    proc = _rac(tmp_path, "ref_origin=kernelbench", "dataset_src=huggingface", "level=1", "problem_id=1",
+                f"kernel_src_path={PROMPTS / 'model_new_ex_add_cpu.py'}")
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert "dataset_src=local dataset_path=demo" in _error_line(proc)
+
+
+def test_offline_single_sample_exits_5(tmp_path):
+    proc = _run(tmp_path, "generate_and_eval_single_sample.py", "dataset_src=huggingface", "level=1", "problem_id=1",
+                "server_type=google", "model_name=None", "mock_response=x", f"logdir={tmp_path / 'logs'}")
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert "cannot reach the Hugging Face Hub" in _error_line(proc)
