@@ -246,8 +246,12 @@ def _main(cfg: EvalConfig) -> int:
     hardened = cfg.reward_hardening_mode != "off"
     results_path = run_dir / ("verified_eval_results.json" if hardened else "eval_results.json")
     with runs.results_lock(results_path):  # a writer's temp file exists only while it holds this lock
-        removed = runs.remove_stale_temp_files(run_dir, (results_path.name, "pass_at_k_results.json"))
+        removed = runs.remove_stale_temp_files(run_dir, (results_path.name,))
         results = runs.load_results(results_path)
+    from kernelbench.passk import PASS_AT_K_NAME
+
+    with runs.results_lock(run_dir / PASS_AT_K_NAME):  # pass@k has its own lock (every mode writes it)
+        removed += runs.remove_stale_temp_files(run_dir, (PASS_AT_K_NAME,))
     if removed:
         print(f"[eval] removed {len(removed)} temporary file(s) left by an interrupted earlier run")
     config = batch.eval_config(cfg)
