@@ -48,3 +48,29 @@ def test_imported_modules_get_their_bytecode_written_once(tmp_path, monkeypatch)
         assert write_imported_bytecode(("kbpyc_probe",)) == 0  # already there: nothing to do
     finally:
         sys.modules.pop("kbpyc_probe", None)
+
+
+def test_commands_write_torch_bytecode_once_where_python_may_not(monkeypatch):
+    from types import SimpleNamespace
+
+    import torch  # noqa: F401  (the command "imported torch")
+
+    from kernelbench import _bytecode, cli
+
+    calls = []
+    monkeypatch.setattr(_bytecode, "write_imported_bytecode", lambda prefixes: calls.append(prefixes) or 0)
+
+    class Cfg(cli.KBConfig):
+        def __init__(self):
+            self.x = 1
+
+    def flags(dont_write: bool) -> SimpleNamespace:
+        real = {name: getattr(sys.flags, name) for name in dir(sys.flags)
+                if not name.startswith("_") and not callable(getattr(sys.flags, name))}
+        return SimpleNamespace(**dict(real, dont_write_bytecode=dont_write))
+
+    entry = cli.cli_main(Cfg)(lambda cfg: 0)
+    monkeypatch.setattr(sys, "flags", flags(False))
+    assert entry([]) == 0 and calls == []  # Python writes .pyc itself: nothing to do
+    monkeypatch.setattr(sys, "flags", flags(True))
+    assert entry([]) == 0 and calls == [("torch", "numpy")]

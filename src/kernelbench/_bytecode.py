@@ -6,10 +6,11 @@ took 8.4 s instead of 4.5 s on a 2-core machine.  uv's ``compile-bytecode`` sett
 avoids that by compiling the whole environment (about 15,000 files, 97 s on that
 machine) at install, but uv then compiles again on every ``uv run`` (about 1.5 s and a
 ``Bytecode compiled`` line each time), so KernelGuard does not set it.  Instead, the
-test session calls :func:`write_imported_bytecode` after importing torch: it writes
-the ``.pyc`` of each module that process imported and that has none, which costs
-about one uncached import, once; later processes read those files (reading is
-allowed under ``PYTHONDONTWRITEBYTECODE``).
+commands (:func:`kernelbench.cli.cli_main`, after the command ran) and the test
+session (after importing torch) call :func:`write_imported_bytecode`: it writes the
+``.pyc`` of each module that process imported and that has none, which costs about one
+uncached import, once; later processes read those files (reading is allowed under
+``PYTHONDONTWRITEBYTECODE``).
 """
 
 from __future__ import annotations

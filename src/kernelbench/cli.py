@@ -239,6 +239,8 @@ def cli_main(config_cls: type[C]) -> Callable[[Callable[[C], Any]], Callable[...
             except KeyboardInterrupt:  # Ctrl-C outside a batch loop: one line, no traceback
                 print("interrupted", file=sys.stderr)
                 raise SystemExit(130) from None
+            finally:
+                _keep_bytecode()
 
         entry.pydra_entry = pydra_entry  # type: ignore[attr-defined]
         return entry
@@ -258,6 +260,23 @@ def validate_eval_keys(cfg: Any) -> None:
         raise ConfigError("eval_mode", "modal execution is not available in KernelGuard; use eval_mode=local")
     if cfg.backend == "thunderkittens":
         cfg.precision = "bf16"
+
+
+def _keep_bytecode() -> None:
+    """Where PYTHONDONTWRITEBYTECODE is set, write the .pyc of the torch/numpy modules this run imported.
+
+    Only missing files are written (a stat per module afterwards), so the first run in
+    such an environment pays one more compilation and every later process imports
+    torch from bytecode (see :mod:`kernelbench._bytecode`).
+    """
+    if not sys.flags.dont_write_bytecode or "torch" not in sys.modules:
+        return
+    try:
+        from kernelbench._bytecode import write_imported_bytecode
+
+        write_imported_bytecode(("torch", "numpy"))
+    except Exception:  # never let a cache write change a command's outcome
+        pass
 
 
 def _die(message: str) -> None:
