@@ -122,11 +122,12 @@ def _load_reference(cfg) -> tuple[str, str]:
     try:
         ds = construct_kernelbench_dataset(cfg.level, source=cfg.dataset_src, dataset_name=cfg.dataset_name,
                                            base_path=cfg.dataset_path)
-        return (lambda p: (p.name, p.code))(ds.get_problem_by_id(cfg.problem_id))
+        problem = ds.get_problem_by_id(cfg.problem_id)
     except DatasetUnavailable as exc:
         raise ScriptError(str(exc), EXIT_DATASET) from None
     except (FileNotFoundError, ValueError) as exc:
         raise ScriptError(str(exc).strip().splitlines()[0]) from None
+    return problem.name, problem.code
 
 
 def _static_check(cfg, kernel_src: str) -> bool:
