@@ -51,6 +51,11 @@ def test_cli_errors_are_one_line():
     assert r.returncode == 2 and "off, audit, enforce" in r.stderr
 
 
+def test_a_missing_required_key_is_named():
+    r = _script("eval_from_generations.py", "dataset_src=local", "level=1")
+    assert r.returncode == 2 and r.stderr.strip() == "error: missing required key run_name (pass run_name=...)"
+
+
 def test_hardened_mode_requires_local_eval_mode():
     r = _script("run_and_check.py", "ref_origin=local", "kernel_src_path=x.py", "ref_arch_src_path=y.py",
                 "reward_hardening_mode=audit", "eval_mode=modal")

@@ -224,6 +224,10 @@ def cli_main(config_cls: type[C]) -> Callable[[Callable[[C], Any]], Callable[...
                 known = ", ".join(sorted(k for k in vars(config) if not k.startswith("_")))
                 _die(f"unknown config key ({exc}); known keys: {known}")
             except (ValueError, SyntaxError, TypeError) as exc:
+                text = str(exc)
+                if text.startswith("Missing required config value:"):
+                    key = text.split(":", 1)[1].strip()
+                    _die(f"missing required key {key} (pass {key}=...)")
                 _die(f"could not parse arguments: {exc}")
             if show:
                 import yaml
