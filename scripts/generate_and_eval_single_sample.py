@@ -36,15 +36,9 @@ from pathlib import Path
 from pydra import REQUIRED
 
 from kernelbench.cli import (
-    BACKENDS,
     DATASET_SOURCES,
-    EVAL_MODES,
-    HARDENING_MODES,
-    HARDENING_POLICIES,
-    PRECISIONS,
-    TIMING_METHODS,
     ConfigError,
-    KBConfig,
+    EvalKeysConfig,
     cli_main,
 )
 
@@ -55,32 +49,23 @@ def _is_none(value) -> bool:
     return value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))
 
 
-class EvalConfig(KBConfig):
-    BOOL_KEYS = ("is_reasoning_model", "verbose", "log", "log_prompt", "log_generated_kernel", "log_eval_result",
-                 "include_hardware_info", "check_kernel")
-    INT_KEYS = ("level", "problem_id", "budget_tokens", "num_correct_trials", "num_perf_trials")
+class EvalConfig(EvalKeysConfig):
+    BOOL_KEYS = EvalKeysConfig.BOOL_KEYS + ("is_reasoning_model", "log", "log_prompt", "log_generated_kernel",
+                                            "log_eval_result", "include_hardware_info", "check_kernel")
+    INT_KEYS = EvalKeysConfig.INT_KEYS + ("level", "problem_id", "budget_tokens")
     FLOAT_KEYS = ("timeout",)
-    CHOICES = {
-        "dataset_src": DATASET_SOURCES,
-        "eval_mode": EVAL_MODES,
-        "precision": PRECISIONS,
-        "backend": BACKENDS,
-        "timing_method": TIMING_METHODS,
-        "prompt_option": ("zero_shot", "one_shot", "few_shot"),
-        "reward_hardening_mode": HARDENING_MODES,
-        "reward_hardening_policy": HARDENING_POLICIES,
-    }
+    CHOICES = {**EvalKeysConfig.CHOICES, "dataset_src": DATASET_SOURCES,
+               "prompt_option": ("zero_shot", "one_shot", "few_shot")}
 
     def __init__(self):
+        self.set_eval_defaults()  # eval_mode, device, precision, backend, timing_method, trials, hardening keys
         # upstream keys and defaults
         self.dataset_src = REQUIRED
         self.dataset_name = "ScalingIntelligence/KernelBench"
         self.level = REQUIRED
         self.problem_id = REQUIRED
-        self.eval_mode = "local"
         self.gpu = "L40S"
         self.gpu_arch = None
-        self.precision = "fp32"
         self.server_type = REQUIRED
         self.model_name = REQUIRED
         self.max_tokens = None
@@ -89,13 +74,10 @@ class EvalConfig(KBConfig):
         self.reasoning_effort = None
         self.budget_tokens = 0
         self.logdir = str(REPO_ROOT / "results" / "eval_logs")
-        self.verbose = False
         self.log = False
         self.log_prompt = False
         self.log_generated_kernel = False
         self.log_eval_result = False
-        self.backend = "cuda"
-        self.timing_method = "cuda_event"
         self.prompt_option = "one_shot"
         self.include_hardware_info = False
         self.hardware_gpu_name = None
@@ -103,13 +85,8 @@ class EvalConfig(KBConfig):
         self.check_kernel = True
         # extensions
         self.dataset_path = None
-        self.device = "cuda"
         self.mock_response = None
-        self.num_correct_trials = 5
-        self.num_perf_trials = 100
         self.timeout = 300
-        self.reward_hardening_mode = "off"
-        self.reward_hardening_policy = "source_strict"
 
     def verbose_logging(self):
         self.log = True
@@ -154,17 +131,30 @@ def _say(message: str) -> None:
 
 
 def main(cfg: EvalConfig) -> int:
-    from kernelbench.dataset import construct_kernelbench_dataset
+    from kernelbench.dataset import DatasetUnavailable, construct_kernelbench_dataset
     from kernelbench.prompt_constructor import build_prompt
-    from kernelbench.utils import extract_first_code, load_env, query_server
+    from kernelbench.utils import extract_first_code, load_env, missing_api_keys, query_server
 
     try:
         ds = construct_kernelbench_dataset(cfg.level, source=cfg.dataset_src, dataset_name=cfg.dataset_name,
                                            base_path=cfg.dataset_path)
         problem = ds.get_problem_by_id(cfg.problem_id)
-    except (FileNotFoundError, ValueError, ImportError) as exc:
+    except DatasetUnavailable as exc:
         _say(f"error: dataset: {exc}")
+        return 5
+    except (FileNotFoundError, ValueError, ImportError) as exc:
+        _say(f"error: dataset: {(str(exc).strip().splitlines() or [type(exc).__name__])[0]}")
         return 2
+    if cfg.mock_response is None:
+        load_env()
+        from kernelbench.utils import SERVER_PRESETS
+
+        model = cfg.model_name or SERVER_PRESETS.get(cfg.server_type or "", {}).get("model_name", "")
+        missing = missing_api_keys(cfg.server_type, model)
+        if missing:
+            _say(f"error: no API key for {model}: set {' or '.join(missing)} in the environment or in "
+                 ".env (see .env.example), or pass mock_response=... for an offline run")
+            return 2
     log_dir = Path(cfg.logdir)
     log_dir.mkdir(parents=True, exist_ok=True)
     tag = f"level_{cfg.level}_problem_{cfg.problem_id}"
@@ -176,8 +166,6 @@ def main(cfg: EvalConfig) -> int:
     if cfg.log_prompt:
         (log_dir / f"prompt_{tag}.txt").write_text(prompt, encoding="utf-8")
 
-    if cfg.mock_response is None:
-        load_env()
     try:
         reply = query_server(prompt, temperature=cfg.temperature, max_tokens=cfg.max_tokens,
                              server_type=cfg.server_type, model_name=cfg.model_name,
@@ -208,7 +196,7 @@ def main(cfg: EvalConfig) -> int:
             _say("error: the static checker rejected the generated kernel (check_kernel=False skips the check)")
             return 1
 
-    import run_and_check
+    from kernelbench.commands import check as run_and_check
 
     rc_cfg = run_and_check.ScriptConfig()
     result_path = log_dir / f"eval_result_{tag}.json"
@@ -219,7 +207,7 @@ def main(cfg: EvalConfig) -> int:
         timing_method=cfg.timing_method, device=cfg.device, num_correct_trials=cfg.num_correct_trials,
         num_perf_trials=cfg.num_perf_trials, timeout=cfg.timeout, measure_performance=True, verbose=cfg.verbose,
         check_kernel=False, measure_torch_compile=False, reward_hardening_mode=cfg.reward_hardening_mode,
-        reward_hardening_policy=cfg.reward_hardening_policy, output_file=str(result_path),
+        reward_hardening_policy=cfg.reward_hardening_policy, allow_tf32=cfg.allow_tf32, output_file=str(result_path),
     ).items():
         setattr(rc_cfg, key, value)
     rc_cfg.finalize()

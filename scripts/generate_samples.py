@@ -271,6 +271,10 @@ def _note(message: str) -> None:
     print(f"note: {message}", file=sys.stderr)
 
 
+EXIT_NO_KEY = 2  # the provider's API key is not set (checked before the first query)
+EXIT_DATASET = 5  # the dataset could not be fetched (Hugging Face Hub unreachable, no cached copy)
+
+
 def _fail(message: str, code: int = 2) -> None:
     print(f"error: {message}", file=sys.stderr)
     raise SystemExit(code)
@@ -437,7 +441,7 @@ class _Generator:
 def main(config: GenerationConfig) -> dict[str, Any]:
     from tqdm import tqdm
 
-    from kernelbench.dataset import construct_kernelbench_dataset
+    from kernelbench.dataset import DatasetUnavailable, construct_kernelbench_dataset
 
     load_env()
 
@@ -454,8 +458,10 @@ def main(config: GenerationConfig) -> dict[str, Any]:
             dataset_name=config.dataset_name,
             base_path=config.dataset_path,
         )
+    except DatasetUnavailable as exc:
+        _fail(f"dataset: {exc}", code=EXIT_DATASET)
     except (FileNotFoundError, ValueError, ImportError) as exc:
-        _fail(f"dataset: {exc}")
+        _fail(f"dataset: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
 
     selected = select_problem_ids(config, dataset.get_problem_ids())
     summary: dict[str, Any] = {
@@ -510,6 +516,13 @@ def main(config: GenerationConfig) -> dict[str, Any]:
         require("litellm")  # the [gen] extra
     except MissingExtra as exc:
         _fail(str(exc), code=1)
+    if config.mock_response is None:
+        from kernelbench.utils import missing_api_keys
+
+        missing = missing_api_keys(config.server_type, config.model_name)
+        if missing:
+            _fail(f"no API key for {config.model_name}: set {' or '.join(missing)} in the environment or in .env "
+                  "(see .env.example), or pass mock_response=... for an offline run", code=EXIT_NO_KEY)
 
     generator = _Generator(config, run_dir, checker)
     workers = min(config.num_workers, len(todo))

@@ -17,6 +17,10 @@ def pytest_collection_modifyitems(config, items):
         has_cuda = torch.cuda.is_available()
     except Exception:
         has_cuda = False
+    if sys.flags.dont_write_bytecode:  # PYTHONDONTWRITEBYTECODE: give the suite's processes torch's .pyc once
+        from kernelbench._bytecode import write_imported_bytecode
+
+        write_imported_bytecode(("torch", "numpy"))
     skip = pytest.mark.skip(reason="needs a CUDA device")
     for item in items:
         if "gpu" in item.keywords and not has_cuda:

@@ -445,3 +445,75 @@ def test_script_errors_are_one_line_exit_2(run_tree, capsys, argv_edit, message)
     assert info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err and err[-1].startswith("error:") and message in err[-1]
+
+
+# ----------------------------------------------------------------------------- several configurations in one run
+def _add_practical_slot(run_tree: Path) -> dict:
+    """Give every verified record a twin made under enforce/practical/cpu (all PASS at 0.5 ms)."""
+    path = run_tree / "runs" / "demo_run" / "verified_eval_results.json"
+    data = json.loads(path.read_text())
+    for pid, records in data.items():
+        twin = json.loads(json.dumps(records[0]))
+        twin["reward_hardening"].update(policy="practical", integrity_status="PASS", verified=True,
+                                        verified_correctness=True, verified_runtime=0.5, findings=[])
+        twin["metadata"] = {"device": "cpu", "eval_config": {"mode": "enforce", "policy": "practical",
+                                                             "device": "cpu"}}
+        records.append(twin)
+    path.write_text(json.dumps(data))
+    return data
+
+
+def test_several_configurations_need_their_keys_and_each_is_analysed_alone(run_tree):
+    _add_practical_slot(run_tree)
+    with pytest.raises(AnalysisError, match="holds records of 2 configurations; choose one with its keys: "
+                                            "reward_hardening_mode=enforce reward_hardening_policy=practical "
+                                            "device=cpu; reward_hardening_mode=enforce "
+                                            "reward_hardening_policy=source_strict device=cuda"):
+        analyze(run_tree)
+    strict = analyze(run_tree, mode="enforce", policy="source_strict")
+    practical = analyze(run_tree, policy="practical")
+    assert practical["verified_count"] == 8 and strict["verified_count"] < 8
+    assert practical["configuration"]["verified"] == {"mode": "enforce", "policy": "practical", "device": "cpu"}
+    with pytest.raises(AnalysisError, match="has no records for reward_hardening_mode=audit; it has: "
+                                            "enforce/practical/cpu"):
+        analyze(run_tree, mode="audit")
+
+
+def test_per_problem_rows_and_report_table(run_tree):
+    result = analyze(run_tree)
+    rows = {r["problem_id"]: r for r in result["per_problem"]}
+    assert set(rows) == set(PROBLEMS)
+    for pid, (name, mean, fields, hardened) in PROBLEMS.items():
+        row = rows[pid]
+        assert row["name"] == name and row["baseline"] == mean
+        if fields is None:
+            assert row["samples"] == 0 and row["speedup"] is None and row["integrity_status"] == "MISSING"
+            continue
+        assert row["samples"] == 1  # the verified file holds one sample per problem
+        compiled, correct, runtime = fields
+        assert row["speedup"] == (mean / runtime if mean and correct and runtime > 0 else None)
+        verified_runtime = hardened[1] if hardened[0] == "PASS" else None
+        assert row["verified_speedup"] == (mean / verified_runtime if mean and verified_runtime else None)
+    report = format_report(result)
+    assert "Per problem (sample 0" in report and "verified speedup" in report
+    assert "the batch's 'verified fast_1' counts samples" in report
+
+
+def test_pass_at_k_of_the_chosen_configuration_with_its_source(run_tree):
+    from kernelbench.passk import merge_pass_at_k, pass_at_k_entry
+
+    run_dir = run_tree / "runs" / "demo_run"
+    data = _add_practical_slot(run_tree)
+    pak = run_dir / "pass_at_k_results.json"
+    merge_pass_at_k(pak, pass_at_k_entry(data, ("enforce", "practical", "cpu"), [1], "verified_eval_results.json"))
+    off = json.loads((run_dir / "eval_results.json").read_text())
+    merge_pass_at_k(pak, pass_at_k_entry(off, ("off", None, "cuda"), [1], "eval_results.json"))
+    stored = json.loads(pak.read_text())
+    assert sorted(stored["configurations"]) == ["enforce/practical/cpu", "off/cuda"]
+    assert stored["averages"] == stored["configurations"]["off/cuda"]["averages"]  # upstream's top level: off
+    result = analyze(run_tree, policy="practical")
+    block = result["pass_at_k"]
+    assert block["source"] == "verified_eval_results.json" and block["policy"] == "practical"
+    assert block["verified_averages"] == {"avg_verified_pass@1": 1.0}
+    assert "Pass@k from pass_at_k_results.json (records of verified_eval_results.json, enforce/practical/cpu)" \
+        in format_report(result)

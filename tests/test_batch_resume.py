@@ -79,7 +79,7 @@ def _stamped(items, config_of):
     return results
 
 
-def test_plan_reevaluates_records_of_another_configuration(tmp_path):
+def test_plan_keeps_records_of_another_configuration(tmp_path):
     ds = _Dataset([1, 2])
     for pid in (1, 2):
         for sid in (0, 1):
@@ -93,29 +93,40 @@ def test_plan_reevaluates_records_of_another_configuration(tmp_path):
     again = batch.plan_batch(ds, 1, tmp_path, 2, results, audit)
     assert again.pending == [] and again.done == 4
 
+    # another mode or device: evaluated in a slot of its own, the stored records are kept
     enforce = batch.eval_config(_cfg(reward_hardening_mode="enforce"))
     plan = batch.plan_batch(ds, 1, tmp_path, 2, results, enforce)
-    assert len(plan.pending) == 4
-    assert plan.stale_lines() == ["[eval] re-evaluating 4 samples: stored record differs (mode: audit -> enforce)"]
+    assert len(plan.pending) == 4 and plan.stale_lines() == []
+    assert plan.kept_lines() == ["[eval] kept the records of other configurations in the same file: "
+                                 "audit/source_strict/cpu (4)"]
+    on_gpu = _stamped(first.pending, lambda it: dict(it.config, device="cuda"))
+    gpu_then_cpu = batch.plan_batch(ds, 1, tmp_path, 2, on_gpu, audit)
+    assert len(gpu_then_cpu.pending) == 4 and gpu_then_cpu.other_slots == {"audit/source_strict/cuda": 4}
 
-    gpu_then_cpu = batch.plan_batch(ds, 1, tmp_path, 2, _stamped(
-        first.pending, lambda it: dict(it.config, device="cuda")), audit)
-    assert len(gpu_then_cpu.pending) == 4 and "device: cuda -> cpu" in gpu_then_cpu.stale_lines()[0]
-
+    # same slot, other settings: kept and said, replaced only with overwrite=true
     fewer_trials = batch.eval_config(_cfg(num_perf_trials=10))
-    assert len(batch.plan_batch(ds, 1, tmp_path, 2, results, fewer_trials).pending) == 4
+    kept = batch.plan_batch(ds, 1, tmp_path, 2, results, fewer_trials)
+    assert kept.pending == [] and kept.done == 4
+    assert kept.kept_lines()[0].startswith("[eval] kept 4 records made with other settings "
+                                           "(num_perf_trials: 100 -> 10)")
+    forced = batch.plan_batch(ds, 1, tmp_path, 2, results, fewer_trials, overwrite=True)
+    assert len(forced.pending) == 4 and "num_perf_trials: 100 -> 10" in forced.stale_lines()[0]
 
+    # an edited kernel: its record describes another candidate, so it is evaluated again
     (tmp_path / runs.kernel_file_name(1, 2, 1)).write_text("# edited kernel\n")
     changed = batch.plan_batch(ds, 1, tmp_path, 2, results, audit)
     assert [(it.problem_id, it.sample_id) for it in changed.pending] == [(2, 1)]
     assert "candidate source changed" in changed.stale_lines()[0]
 
 
-def test_plan_reevaluates_records_without_configuration(tmp_path):
+def test_plan_keeps_records_without_configuration_unless_overwrite(tmp_path):
     ds = _Dataset([1])
     (tmp_path / runs.kernel_file_name(1, 1, 0)).write_text("# k\n")
-    old = {"1": [{"sample_id": 0, "compiled": True, "correctness": True, "metadata": {}}]}
-    plan = batch.plan_batch(ds, 1, tmp_path, 1, old, batch.eval_config(_cfg()))
+    old = {"1": [{"sample_id": 0, "compiled": True, "correctness": True, "metadata": {"device": "cpu"}}]}
+    off = batch.eval_config(_cfg(reward_hardening_mode="off"))
+    plan = batch.plan_batch(ds, 1, tmp_path, 1, old, off)
+    assert plan.pending == [] and "older version" in plan.kept_lines()[0]
+    plan = batch.plan_batch(ds, 1, tmp_path, 1, old, off, overwrite=True)
     assert len(plan.pending) == 1 and "older version" in plan.stale_lines()[0]
 
 
@@ -127,15 +138,17 @@ def test_off_mode_configuration_ignores_policy_and_keeps_timing_method():
 
 
 # --------------------------------------------------------------------------- the scripts (subprocess)
-def test_audit_then_enforce_on_one_run_name_reevaluates_under_enforce(tmp_path):
+def test_audit_then_enforce_on_one_run_name_evaluates_under_enforce_and_keeps_audit(tmp_path):
     run_dir = _run_dir(tmp_path, {(1, 0): SYNTAX, (2, 0): SYNTAX})
     first = _script(tmp_path, "device=cpu", "reward_hardening_mode=audit")
     assert first.returncode == 0, first.stdout + first.stderr
     second = _script(tmp_path, "device=cpu", "reward_hardening_mode=enforce")
     assert second.returncode == 0, second.stdout + second.stderr
-    assert "re-evaluating 2 samples: stored record differs (mode: audit -> enforce)" in second.stdout
+    assert "kept the records of other configurations in the same file: audit/source_strict/cpu (2)" in second.stdout
     assert "2 samples to evaluate" in second.stdout
-    recs = _records(run_dir / "verified_eval_results.json")
+    both = json.loads((run_dir / "verified_eval_results.json").read_text())
+    assert [[r["reward_hardening"]["mode"] for r in both[p]] for p in ("1", "2")] == [["audit", "enforce"]] * 2
+    recs = {(k, r["sample_id"]): r for k, v in both.items() for r in v if r["reward_hardening"]["mode"] == "enforce"}
     assert set(recs) == {("1", 0), ("2", 0)}
     for rec in recs.values():
         assert rec["reward_hardening"]["mode"] == "enforce"
@@ -165,10 +178,14 @@ def test_cuda_unsupported_then_cpu_reevaluates_and_says_why(tmp_path):
     assert {r["reward_hardening"]["integrity_status"] for r in recs.values()} == {"UNSUPPORTED"}
     cpu = _script(tmp_path, "device=cpu", "reward_hardening_mode=enforce")
     assert cpu.returncode == 0, cpu.stdout + cpu.stderr
-    assert "device: cuda -> cpu" in cpu.stdout
-    recs = _records(run_dir / "verified_eval_results.json")
-    assert all(r["reward_hardening"]["integrity_status"] != "UNSUPPORTED" for r in recs.values())
-    assert all(r["metadata"]["eval_config"]["device"] == "cpu" for r in recs.values())
+    assert "other configurations in the same file: enforce/source_strict/cuda (2)" in cpu.stdout
+    data = json.loads((run_dir / "verified_eval_results.json").read_text())
+    cpu_recs = [r for v in data.values() for r in v if runs.config_slot(r)[2] == "cpu"]
+    assert len(cpu_recs) == 2
+    assert all(r["reward_hardening"]["integrity_status"] != "UNSUPPORTED" for r in cpu_recs)
+    again = _script(tmp_path, "device=cuda", "reward_hardening_mode=enforce")  # UNSUPPORTED is never "done"
+    assert again.returncode == 3 and "re-evaluating 2 samples: stored record differs (stored record is " \
+        "UNSUPPORTED)" in again.stdout
 
 
 def test_changed_kernel_file_is_reevaluated(tmp_path):
@@ -234,3 +251,100 @@ def test_ctrl_c_exits_with_one_line_and_keeps_saved_records(tmp_path):
     assert err.strip().splitlines()[-1] == "interrupted: 1 of 2 saved; rerun to resume"
     assert set(_records(results)) == {("1", 0)}
     assert not list(run_dir.glob(".*.tmp"))
+
+
+# --------------------------------------------------------------------------- records kept per configuration
+def test_three_configurations_on_one_run_name_keep_every_record_and_resume(tmp_path):
+    """enforce/practical, enforce/source_strict and off on one run name: all three sets stay."""
+    run_dir = _run_dir(tmp_path, {(1, 0): _solution(1), (2, 0): SYNTAX})
+    practical = ("device=cpu", "reward_hardening_mode=enforce", "reward_hardening_policy=practical")
+    first = _script(tmp_path, *practical)
+    assert first.returncode == 0, first.stdout + first.stderr
+    after_first = _records(run_dir / "verified_eval_results.json")
+    strict = _script(tmp_path, "device=cpu", "reward_hardening_mode=enforce", "reward_hardening_policy=source_strict")
+    assert strict.returncode == 0, strict.stdout + strict.stderr
+    assert "kept the records of other configurations in the same file: enforce/practical/cpu (2)" in strict.stdout
+    off = _script(tmp_path, "device=cpu", "reward_hardening_mode=off")
+    assert off.returncode == 0, off.stdout + off.stderr
+
+    data = json.loads((run_dir / "verified_eval_results.json").read_text())
+    by_slot = {}
+    for pid, records in data.items():
+        for r in records:
+            by_slot.setdefault(runs.config_slot(r), {})[(pid, r["sample_id"])] = r
+    assert set(by_slot) == {("enforce", "practical", "cpu"), ("enforce", "source_strict", "cpu")}
+    assert by_slot[("enforce", "practical", "cpu")] == after_first  # untouched by the later runs
+    assert by_slot[("enforce", "practical", "cpu")][("1", 0)]["reward_hardening"]["integrity_status"] == "PASS"
+    off_records = _records(run_dir / "eval_results.json")  # upstream name and layout
+    assert set(off_records) == {("1", 0), ("2", 0)} and "reward_hardening" not in off_records[("1", 0)]
+
+    again = _script(tmp_path, *practical)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "0 samples to evaluate (2 already done" in again.stdout and "re-evaluating" not in again.stdout
+    final = json.loads((run_dir / "verified_eval_results.json").read_text())
+    assert final == data
+
+
+def test_a_cuda_run_on_a_cpu_host_does_not_replace_cpu_records(tmp_path):
+    """The issue's case: a rerun without device=cpu stored UNSUPPORTED over a PASS."""
+    ds = _Dataset([1])
+    (tmp_path / runs.kernel_file_name(1, 1, 0)).write_text("# k\n")
+    cpu = batch.eval_config(_cfg(reward_hardening_policy="practical"))
+    first = batch.plan_batch(ds, 1, tmp_path, 1, {}, cpu)
+    results = _stamped(first.pending, lambda it: it.config)
+    cuda = batch.eval_config(_cfg(reward_hardening_policy="source_strict", device="cuda"))
+    plan = batch.plan_batch(ds, 1, tmp_path, 1, results, cuda)
+    assert len(plan.pending) == 1 and plan.stale_lines() == []
+    assert plan.other_slots == {"audit/practical/cpu": 1}
+    path = tmp_path / "verified_eval_results.json"
+    runs.atomic_write_json(path, results)
+    (item,) = plan.pending
+    unsupported = {"sample_id": 0, "reward_hardening": {"integrity_status": "UNSUPPORTED"},
+                   "metadata": {"eval_config": item.config}}
+    assert runs.merge_record(path, 1, unsupported, by_slot=True)
+    stored = runs.load_results(path)["1"]
+    assert [runs.config_slot(r) for r in stored] == [("audit", "practical", "cpu"), ("audit", "source_strict", "cuda")]
+    # an UNSUPPORTED record holds no verdict: the next run in its slot evaluates the sample again
+    again = batch.plan_batch(ds, 1, tmp_path, 1, runs.load_results(path), cuda)
+    assert len(again.pending) == 1 and "stored record is UNSUPPORTED" in again.stale_lines()[0]
+
+
+def test_pass_at_k_is_kept_per_configuration_with_its_source(tmp_path):
+    run_dir = _run_dir(tmp_path, {(1, 0): SYNTAX, (1, 1): _solution(1), (2, 0): SYNTAX, (2, 1): SYNTAX})
+    common = ("device=cpu", "num_samples_per_problem=2", "pass_at_k_values=[1,2]")
+    off = _script(tmp_path, *common, "reward_hardening_mode=off")
+    assert off.returncode == 0, off.stdout + off.stderr
+    enforce = _script(tmp_path, *common, "reward_hardening_mode=enforce", "reward_hardening_policy=practical")
+    assert enforce.returncode == 0, enforce.stdout + enforce.stderr
+    assert "pass@k: " in enforce.stdout and "(configuration enforce/practical/cpu)" in enforce.stdout
+    data = json.loads((run_dir / "pass_at_k_results.json").read_text())
+    assert sorted(data["configurations"]) == ["enforce/practical/cpu", "off/cpu"]  # the off entry survived
+    off_entry, hard = data["configurations"]["off/cpu"], data["configurations"]["enforce/practical/cpu"]
+    assert off_entry["source"] == "eval_results.json" and hard["source"] == "verified_eval_results.json"
+    assert data["averages"] == off_entry["averages"]  # upstream's top level is the off-mode entry
+    assert off_entry["problems"]["1"]["correct_samples"] == 1 and off_entry["averages"]["avg_pass@2"] == 0.5
+    assert "verified_averages" not in off_entry
+    assert hard["problems"]["1"]["verified_samples"] == 1  # the honest solution PASSes under practical
+    assert hard["verified_averages"] == {"avg_verified_pass@1": 0.25, "avg_verified_pass@2": 0.5}
+
+
+def test_summary_hint_names_the_most_severe_code():
+    def rec(sid, *findings):
+        return {"sample_id": sid, "reward_hardening": {"integrity_status": "FAIL", "findings": [
+            {"code": c, "severity": sev} for c, sev in findings]}}
+
+    results = {"1": [rec(0, ("RH-13", "warning"), ("RH-31", "error"))], "2": [rec(0, ("RH-13", "warning"))],
+               "3": [rec(0, ("RH-42", "error"), ("RH-13", "warning"))]}
+    text = "\n".join(batch.summary_lines(results, [(1, 0), (2, 0), (3, 0)], True, Path("r.json")))
+    assert "RH-13 x3" in text  # the most frequent code is listed first ...
+    assert "details: uv run kernelguard explain RH-31" in text  # ... but the hint names an error (equal errors: the lower code)
+
+
+def test_summary_explains_its_verified_fast_1():
+    record = {"sample_id": 0, "reward_hardening": {"integrity_status": "PASS", "verified": True,
+                                                   "verified_runtime": 1.0, "verified_reference_runtime": 2.0,
+                                                   "findings": []}}
+    lines = batch.summary_lines({"1": [record]}, [(1, 0)], True, Path("r.json"))
+    text = "\n".join(lines)
+    assert "verified fast_1: 1.000 (1 of 1 samples verified and faster than the reference timed beside" in text
+    assert "the analysis's verified_fast_p counts problems, sample 0 only, against the baseline file" in text

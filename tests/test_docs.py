@@ -216,7 +216,10 @@ def _run_and_check(plan: Plan, tmp: Path) -> None:
     out = tmp / "record.json"
     argv = _with_keys(plan.args, output_file=str(out), build_dir_prefix=str(tmp / "builds"))
     proc = _run([sys.executable, "scripts/run_and_check.py", *argv])
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    hardened = _keys(plan.args).get("reward_hardening_mode", "off") != "off"
+    # without CUDA a hardened device=cuda run answers UNSUPPORTED and exits 3 with the device=cpu hint
+    expected = 3 if (hardened and plan.allow_reason and not HAS_CUDA) else 0
+    assert proc.returncode == expected, proc.stdout[-2000:] + proc.stderr[-3000:]
     status = re.search(r"\[KernelGuard\] integrity_status=(\w+)", proc.stdout)
     if _keys(plan.args).get("reward_hardening_mode", "off") == "off":
         return
@@ -297,7 +300,8 @@ def _record(status: str, runtime: float | None) -> dict:
         "capabilities": {"static_precheck": {"status": "AVAILABLE", "required": True, "detail": "ast"}},
         "limitations": [],
     }
-    return {"sample_id": 0, "compiled": True, "correctness": True, "metadata": {}, "runtime": runtime or 0.5,
+    return {"sample_id": 0, "compiled": True, "correctness": True, "metadata": {"device": "cpu"},
+            "runtime": runtime or 0.5,
             "runtime_stats": stats, "ref_runtime": 2.0, "ref_runtime_stats": {}, "reward_hardening": block}
 
 
@@ -337,6 +341,15 @@ def _baseline(plan: Plan, tmp: Path) -> None:
     assert len(data[f"level{override['level']}"]) == 2
 
 
+def _make_demo_run(plan: Plan, tmp: Path) -> None:
+    keys = _keys(plan.args)
+    proc = _run([sys.executable, "scripts/make_demo_run.py", *_with_keys(plan.args, runs_dir=str(tmp / "runs"))])
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    level = keys.get("level", "1")
+    written = sorted((tmp / "runs" / keys["run_name"]).glob(f"level_{level}_problem_*_sample_0_kernel.py"))
+    assert len(written) == len(list((DEMO / "solutions" / f"level{level}").glob("*.py")))
+
+
 def _docgen(plan: Plan, tmp: Path) -> None:
     from kernelbench.reward_hardening import docgen
 
@@ -360,6 +373,7 @@ RUNNERS: dict[str, Callable[[Plan, Path], None]] = {
     "scripts/reward_hardening_redteam.py": _redteam,
     "scripts/benchmark_eval_analysis.py": _analysis,
     "scripts/generate_baseline_time.py": _baseline,
+    "scripts/make_demo_run.py": _make_demo_run,
     "module:kernelbench.reward_hardening.docgen": _docgen,
     "pytest": _pytest,
 }

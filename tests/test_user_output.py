@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -20,7 +21,7 @@ SHIPPED = REPO / "results" / "timing" / "H200"
 def _py(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
     import os
 
-    full = dict(os.environ, PYTHONPATH=str(SRC))
+    full = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p))
     full.update(env or {})
     return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
                           env=full)
@@ -66,6 +67,33 @@ def test_plot_false_writes_nothing_and_a_path_is_used_as_given(tmp_path):
     assert not list(run.glob("*.png")) and "Plot saved" not in proc.stdout
     proc = _py(*_analysis_args(tmp_path, plot=str(tmp_path / "chart.png")), cwd=tmp_path)
     assert proc.returncode == 0 and (tmp_path / "chart.png").is_file()
+
+
+def test_plot_keeps_fast_p_visible_under_verified_and_adds_per_problem_speedups(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from kernelbench.analysis import plot_fast_p
+
+    figures = []
+    real_savefig = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: (figures.append(self), real_savefig(self, *a, **k)))
+    same = {"0.0": 1.0, "1.0": 0.5}
+    analysis = {"run_name": "r", "level": 1, "baseline": "b", "fast_p": same, "verified_fast_p": dict(same),
+                "per_problem": [{"problem_id": 1, "speedup": 2.0, "verified_speedup": 2.0},
+                                {"problem_id": 2, "speedup": None, "verified_speedup": None}]}
+    plot_fast_p(analysis, tmp_path / "p.png")
+    (fig,) = figures
+    curves, bars = fig.axes
+    fast, verified = curves.get_lines()
+    assert fast.get_label() == "fast_p" and verified.get_label() == "verified_fast_p"
+    # identical values: the curve drawn first is wider and the one on top dashed, so both stay visible
+    assert fast.get_linewidth() > verified.get_linewidth() and verified.get_linestyle() == "--"
+    heights = sorted(p.get_height() for p in bars.patches)
+    assert heights == [0.0, 0.0, 2.0, 2.0]  # speedup and verified speedup per problem; none is drawn as 0
+    assert [t.get_text() for t in bars.get_xticklabels()] == ["1", "2"]
 
 
 def test_parse_plot_option():
@@ -188,6 +216,49 @@ def test_python_dash_m_kernelbench_runs():
     assert "unknown finding code 'RH-99'" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_explain_answers_without_importing_torch():
+    code = ("import sys\nfrom kernelbench.__main__ import main\nrc = main(['explain', 'RH-21'])\n"
+            "assert rc == 0\nprint('TORCH', 'torch' in sys.modules)")
+    proc = _py("-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert "RH-21 RH-OUTPUT-UNSTABLE" in proc.stdout and proc.stdout.strip().endswith("TORCH False")
+
+
+def test_detectors_read_from_source_equal_the_imported_registry():
+    from kernelbench.explain import runtime_detectors
+    from kernelbench.reward_hardening.detectors import REGISTRY
+
+    from_source = runtime_detectors()
+    assert set(from_source) == set(REGISTRY)
+    for code, det in REGISTRY.items():
+        name, module, doc = from_source[code]
+        assert (name, module) == (det.func.__name__, det.func.__module__.rsplit(".", 1)[-1]), code
+        assert doc == (det.func.__doc__ or det.doc), code
+
+
+def test_the_hint_names_the_most_severe_finding():
+    rac = _load_run_and_check()
+    findings = [{"code": "RH-13", "severity": "warning"}, {"code": "RH-41", "severity": "info"},
+                {"code": "RH-31", "severity": "error"}, {"code": "RH-20", "severity": "error"}]
+    assert rac.most_severe(findings)["code"] == "RH-31"
+    record = _pass_record()
+    record["reward_hardening"]["findings"] = [dict(record["reward_hardening"]["findings"][0], code="RH-13",
+                                                   severity="warning"),
+                                              dict(record["reward_hardening"]["findings"][0], code="RH-31",
+                                                   severity="error")]
+    assert "uv run kernelguard explain RH-31" in rac.format_summary(record)
+
+
+def test_redteam_table_spells_codes_out():
+    spec = importlib.util.spec_from_file_location("kb_redteam", REPO / "scripts" / "reward_hardening_redteam.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    row = module.table_row({"id": "rt_fixture", "attack": "A01", "expected": {"status": "FAIL"}, "match": True,
+                            "observed": {"status": "FAIL", "codes": ["RH-13", "RH-31"]}, "wall_s": 1.0,
+                            "reasons": []})
+    assert "RH-13,RH-31" in row
+
+
 def test_every_code_has_a_more_info_anchor_in_the_catalogue():
     from kernelbench.reward_hardening.codes import CODES
     from kernelbench.reward_hardening.findings import more_info
@@ -267,7 +338,7 @@ def test_summary_block_shows_verdict_runtimes_speedup_and_findings():
     assert re.search(r"reference runtime\s+1 ms", text)
     assert re.search(r"speedup\s+4\.00x", text)
     assert "RH-41 warning Speedup over the reference exceeds the plausibility bound" in text
-    assert "python -m kernelbench explain RH-41" in text and "out/record.json" in text
+    assert "uv run kernelguard explain RH-41" in text and "out/record.json" in text
     assert len(text.splitlines()) < 20
 
 
@@ -294,7 +365,8 @@ def test_run_and_check_prints_the_block_not_the_json(tmp_path):
     base = ["scripts/run_and_check.py", "ref_origin=local", "ref_arch_src_path=src/kernelbench/prompts/model_ex_add.py",
             "kernel_src_path=src/kernelbench/prompts/model_new_ex_add.py", "reward_hardening_mode=enforce"]
     proc = _py(*base, f"output_file={out}")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # UNSUPPORTED: exit 3 and the device=cpu hint, as the batch does
+    assert proc.stderr.strip().endswith("pass device=cpu to evaluate on the CPU")
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == ("[KernelGuard] integrity_status=UNSUPPORTED verified_runtime=None "
                          "verified_reference_runtime=None findings=RH-14")
@@ -304,7 +376,7 @@ def test_run_and_check_prints_the_block_not_the_json(tmp_path):
     record = json.loads(out.read_text())
     assert record["reward_hardening"]["integrity_status"] == "UNSUPPORTED"
     proc = _py(*base, "json=true")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr
     body = proc.stdout.strip().rsplit("\n", 1)
     assert json.loads(body[0]) == record and body[1].startswith("[KernelGuard] integrity_status=UNSUPPORTED")
 
@@ -405,7 +477,8 @@ sys.argv = ['run_and_check.py', 'ref_origin=local', 'ref_arch_src_path=src/kerne
 try:
     runpy.run_path('scripts/run_and_check.py', run_name='__main__')
 except SystemExit as exc:
-    assert not exc.code, exc.code
+    import torch
+    assert exc.code in (None, 0) or (exc.code == 3 and not torch.cuda.is_available()), exc.code
 bad = sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'dotenv', 'datasets'))
 assert not bad, bad
 print('EXTRAS-FREE OK')

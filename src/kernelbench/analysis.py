@@ -176,6 +176,56 @@ def select_sample0(results: Any, source: str, warn: Warn | None = None) -> dict[
     return selected
 
 
+def results_slots(results: Any) -> list[tuple]:
+    """The configuration slots (mode, policy, device) present in a parsed results file."""
+    from kernelbench.runs import config_slot
+
+    found = set()
+    if isinstance(results, Mapping):
+        for samples in results.values():
+            if isinstance(samples, list):
+                found.update(config_slot(r) for r in samples if isinstance(r, dict))
+    return sorted(found, key=lambda t: tuple(str(x) for x in t))
+
+
+def select_configuration(results: Any, source: str, mode: str | None = None, policy: str | None = None,
+                         device: str | None = None) -> tuple[Any, tuple | None]:
+    """The records of one configuration slot of a results file, and that slot.
+
+    A batch results file keeps one record per (problem, sample, mode/policy/device);
+    the keys given narrow the slots down, and exactly one must remain (a file with a
+    single slot needs no keys).  Otherwise the error names the slots and the keys
+    that choose them.
+    """
+    from kernelbench.runs import config_slot, slot_label
+
+    if not isinstance(results, Mapping):
+        return results, None
+    slots = results_slots(results)
+    want = [s for s in slots
+            if (mode is None or s[0] == mode) and (policy is None or s[1] == policy)
+            and (device is None or s[2] == str(device).split(":", 1)[0])]
+
+    def keys(slot: tuple) -> str:
+        out = [] if slot[0] == "off" else [f"reward_hardening_mode={slot[0]}", f"reward_hardening_policy={slot[1]}"]
+        return " ".join(out + [f"device={slot[2]}"])
+
+    if not slots:
+        return results, None
+    if not want:
+        given = " ".join(f"{k}={v}" for k, v in (("reward_hardening_mode", mode), ("reward_hardening_policy", policy),
+                                                  ("device", device)) if v is not None)
+        raise AnalysisError(f"{source} has no records for {given}; it has: "
+                            + "; ".join(f"{slot_label(s)} ({keys(s)})" for s in slots))
+    if len(want) > 1:
+        raise AnalysisError(f"{source} holds records of {len(want)} configurations; choose one with its keys: "
+                            + "; ".join(keys(s) for s in want))
+    slot = want[0]
+    chosen = {k: [r for r in v if isinstance(r, dict) and config_slot(r) == slot] if isinstance(v, list) else v
+              for k, v in results.items()}
+    return chosen, slot
+
+
 def _is_sample_zero(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0
 
@@ -365,7 +415,11 @@ def pass_at_k_block(data: Any) -> dict | None:
     """Upstream's ``pass_at_k`` output entry: ``{metadata, averages}`` of pass_at_k_results.json."""
     if not isinstance(data, Mapping):
         return None
-    return {"metadata": data.get("metadata", {}), "averages": data.get("averages", {})}
+    block = {"metadata": data.get("metadata", {}), "averages": data.get("averages", {})}
+    for key in ("verified_averages", "source", "mode", "policy", "device", "correct_means"):
+        if key in data:
+            block[key] = data[key]
+    return block
 
 
 def analyze_run(
@@ -382,6 +436,7 @@ def analyze_run(
     baseline_environment: Mapping | None = None,
     dataset_is_demo: bool | None = None,
     warn: Warn | None = None,
+    configuration: Mapping | None = None,
 ) -> dict[str, Any]:
     """Compute the analysis dictionary from already-parsed inputs (no file access).
 
@@ -437,6 +492,8 @@ def analyze_run(
         "aligned_count": n,
         "fast_p_source": upstream_source,
     }
+    if configuration is not None:
+        result["configuration"] = dict(configuration)
     records = [r for sel in (upstream, verified or {}) for pid, r in sel.items() if pid in known]
     mismatches = baseline_mismatches(baseline_results, level, records, problem_names, means,
                                      baseline_environment, dataset_is_demo)
@@ -454,7 +511,59 @@ def analyze_run(
 
     if verified is not None:
         result.update(_verified_metrics(problem_ids, verified, aligned))
+    result["per_problem"] = _per_problem(problem_names, means, upstream, upstream_raw, verified, verified_results)
     return result
+
+
+def _std(stats: Any) -> float | None:
+    return _number(stats.get("std")) if isinstance(stats, Mapping) else None
+
+
+def _samples_of(raw: Any, pid: int) -> int:
+    if not isinstance(raw, Mapping):
+        return 0
+    samples = raw.get(str(pid))
+    return sum(1 for r in samples if isinstance(r, Mapping)) if isinstance(samples, list) else 0
+
+
+def _per_problem(problem_names: Mapping[int, str], means: Mapping[str, float | None], upstream: Mapping[int, dict],
+                 upstream_raw: Any, verified: Mapping[int, dict] | None, verified_raw: Any) -> list[dict[str, Any]]:
+    """One row per dataset problem: samples, sample 0's runtimes and spread, baseline, speedups.
+
+    Runtimes are in ms; ``spread`` is the standard deviation of the timed trials (of
+    the verified runtime when there is one, else of the upstream runtime).
+    ``speedup`` is baseline / upstream runtime of a correct sample 0;
+    ``verified_speedup`` baseline / verified runtime, only for a verified sample 0.
+    """
+    rows = []
+    for pid in sorted(problem_names):
+        name = problem_names[pid]
+        base = means.get(name)
+        rec = upstream.get(pid)
+        runtime = _runtime(rec) if rec else None
+        runtime = runtime if runtime is not None and runtime > 0 else None
+        correct = _flag((rec or {}).get("correctness"))
+        row: dict[str, Any] = {
+            "problem_id": pid,
+            "name": name,
+            "samples": _samples_of(upstream_raw, pid),
+            "correct": correct,
+            "runtime": runtime,
+            "spread": _std((rec or {}).get("runtime_stats")),
+            "baseline": base,
+            "speedup": base / runtime if base and runtime and correct else None,
+        }
+        if verified is not None:
+            vrec = verified.get(pid)
+            vt = _verified_runtime(vrec)
+            row["integrity_status"] = integrity_status_of(vrec)
+            row["verified_runtime"] = vt
+            row["verified_speedup"] = base / vt if base and vt else None
+            if vt is not None:
+                row["spread"] = _std(vrec["reward_hardening"].get("verified_runtime_stats"))  # type: ignore[index]
+            row["samples"] = _samples_of(verified_raw, pid) or row["samples"]
+        rows.append(row)
+    return rows
 
 
 def _verified_metrics(
@@ -504,8 +613,17 @@ def analyze_run_files(
     dataset_path: str | os.PathLike | None = None,
     root: str | os.PathLike | None = None,
     warn: Warn | None = None,
+    mode: str | None = None,
+    policy: str | None = None,
+    device: str | None = None,
 ) -> dict[str, Any]:
     """Locate and load a run's files, then :func:`analyze_run`.
+
+    ``mode``, ``policy`` and ``device`` choose the configuration whose records are
+    analysed (:func:`select_configuration`): the verified metrics come from that
+    slot of the verified results, the upstream metrics from ``eval_results.json``
+    (its records of ``device``) or, when that file is absent or ``mode`` names a
+    hardened mode, from the upstream fields of the same verified records.
 
     Relative paths are resolved against ``root`` (default: the repo root), never the
     working directory.  Defaults: results in ``<root>/runs/<run_name>/``, baseline
@@ -534,13 +652,34 @@ def analyze_run_files(
         raise AnalysisError(f"no {EVAL_RESULTS_NAME} or {VERIFIED_RESULTS_NAME} in {run_dir}")
     eval_results = load_json_file(eval_path, "eval results") if has_eval else None
     verified_results = load_json_file(verified_path, "verified eval results") if has_verified else None
+    if mode == "off":
+        if eval_results is None:
+            raise AnalysisError(f"reward_hardening_mode=off: no {EVAL_RESULTS_NAME} in {run_dir}")
+        verified_results = None
+    elif mode is not None and verified_results is None:
+        raise AnalysisError(f"reward_hardening_mode={mode}: no {VERIFIED_RESULTS_NAME} in {run_dir}")
+    verified_slot = off_slot = None
+    if verified_results is not None:
+        verified_results, verified_slot = select_configuration(verified_results, VERIFIED_RESULTS_NAME, mode,
+                                                               policy, device)
+    if eval_results is not None:
+        off_device = device if device is not None else (verified_slot[2] if verified_slot else None)
+        try:
+            eval_results, off_slot = select_configuration(eval_results, EVAL_RESULTS_NAME, "off", None, off_device)
+        except AnalysisError:
+            if verified_results is None:
+                raise
+            eval_results = None  # no off-mode records on the verified records' device
     baseline_results = load_json_file(baseline_path, "baseline file")
 
     pass_at_k_path = run_dir / PASS_AT_K_NAME
     pass_at_k_results = None
     if pass_at_k_path.is_file():
         try:
-            pass_at_k_results = load_json_file(pass_at_k_path, "pass@k results")
+            from kernelbench.passk import select_pass_at_k
+
+            raw = load_json_file(pass_at_k_path, "pass@k results")
+            pass_at_k_results = select_pass_at_k(raw, verified_slot or off_slot)
         except AnalysisError as exc:
             if warn:
                 warn(f"{exc}; ignored")
@@ -570,23 +709,31 @@ def analyze_run_files(
         baseline_environment=environment if isinstance(environment, Mapping) else None,
         dataset_is_demo=is_demo,
         warn=warn,
+        configuration={"verified": _slot_dict(verified_slot), "upstream": _slot_dict(off_slot or verified_slot)},
     )
+
+
+def _slot_dict(slot: tuple | None) -> dict | None:
+    if slot is None:
+        return None
+    return {"mode": slot[0], "policy": slot[1], "device": slot[2]}
 
 
 # ----------------------------------------------------------------------------- output
 
 
 def _grid(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows)]
-    rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+    """A boxed table (tabulate's ``grid`` format), cells as given: no number re-formatting."""
+    from tabulate import tabulate
 
-    def line(cells: list[str]) -> str:
-        return "|" + "|".join(f" {str(c):<{w}} " for c, w in zip(cells, widths)) + "|"
+    return tabulate(rows, headers=headers, tablefmt="grid", disable_numparse=True)
 
-    out = [rule, line(headers), rule.replace("-", "=")]
-    for row in rows:
-        out += [line(row), rule]
-    return "\n".join(out)
+
+def _conf_note(analysis: Mapping[str, Any], which: str) -> str:
+    conf = (analysis.get("configuration") or {}).get(which)
+    if not conf:
+        return ""
+    return ", " + "/".join(str(conf[k]) for k in ("mode", "policy", "device") if conf.get(k) is not None)
 
 
 def _fmt(value: Any) -> str:
@@ -607,7 +754,7 @@ def format_report(analysis: Mapping[str, Any]) -> str:
         f"hardware {analysis['hardware']}, baseline {analysis['baseline']})",
         "-" * 80,
         f"Total test cases with eval results: {analysis['total_eval']} out of {total}"
-        f" (upstream metrics from {analysis['fast_p_source']})",
+        f" (upstream metrics from {analysis['fast_p_source']}{_conf_note(analysis, 'upstream')})",
         f"Successfully compiled: {analysis['compiled_count']}",
         f"Functionally correct: {analysis['correct_count']}",
         f"Compilation rate: {analysis['compilation_rate'] * 100:.1f}%",
@@ -617,6 +764,7 @@ def format_report(analysis: Mapping[str, Any]) -> str:
     ]
     if has_verified:
         lines += [
+            f"Verified metrics from {VERIFIED_RESULTS_NAME}{_conf_note(analysis, 'verified')}",
             f"Verified (integrity PASS with a trusted runtime): {analysis['verified_count']} out of {total}",
             f"Geometric mean of verified speedup: {_fmt(analysis['verified_geo_mean_speedup'])}",
         ]
@@ -625,7 +773,9 @@ def format_report(analysis: Mapping[str, Any]) -> str:
         [key, _fmt(value), _fmt(verified_fp.get(key)) if has_verified else "n/a"]
         for key, value in analysis["fast_p"].items()
     ]
-    lines += ["", "Fast_p results:", _grid(["p", "fast_p", "verified_fast_p"], rows)]
+    lines += ["", "Fast_p results (per problem, sample 0, against the baseline file's times; the batch's "
+              "'verified fast_1' counts samples against the reference timed beside each one):",
+              _grid(["p", "fast_p", "verified_fast_p"], rows)]
     if not has_verified:
         lines.append("(no verified_eval_results.json: verified metrics unavailable)")
     else:
@@ -637,13 +787,40 @@ def format_report(analysis: Mapping[str, Any]) -> str:
             lines += ["", "Top finding codes:", _grid(["code", "problems"], code_rows)]
         else:
             lines += ["", "Top finding codes: none"]
+    rows_pp = analysis.get("per_problem") or []
+    if rows_pp:
+        headers = ["id", "problem", "n", "runtime ms", "spread ms", "baseline ms", "speedup"]
+        if has_verified:
+            headers += ["integrity", "verified ms", "verified speedup"]
+        table = []
+        for r in rows_pp:
+            row = [r["problem_id"], r["name"], r["samples"], _fmt_opt(r["runtime"]), _fmt_opt(r["spread"]),
+                   _fmt_opt(r["baseline"]), _fmt_opt(r["speedup"], "x")]
+            if has_verified:
+                row += [r.get("integrity_status", ""), _fmt_opt(r.get("verified_runtime")),
+                        _fmt_opt(r.get("verified_speedup"), "x")]
+            table.append([str(c) for c in row])
+        lines += ["", "Per problem (sample 0; n = samples with a record; spread = std of the timed trials; "
+                  "speedup = baseline / runtime, correct or verified samples only):", _grid(headers, table)]
     block = analysis.get("pass_at_k")
     if block:
-        for title, key in (("Pass@k evaluation metadata:", "metadata"), ("Average pass@k metrics:", "averages")):
+        where = block.get("source") or PASS_AT_K_NAME
+        conf = "/".join(str(block[k]) for k in ("mode", "policy", "device") if block.get(k) is not None)
+        lines += ["", f"Pass@k from {PASS_AT_K_NAME} (records of {where}" + (f", {conf}" if conf else "") + "):"]
+        if block.get("correct_means"):
+            lines.append(f"  correct = {block['correct_means']}")
+        for title, key in (("Pass@k evaluation metadata:", "metadata"), ("Average pass@k metrics:", "averages"),
+                           ("Average verified pass@k (integrity PASS only):", "verified_averages")):
             items = block.get(key) or {}
             if isinstance(items, Mapping) and items:
                 lines += ["", title, _grid(["metric", "value"], [[str(k), _fmt(v)] for k, v in items.items()])]
     return "\n".join(lines)
+
+
+def _fmt_opt(value: Any, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3g}{unit}"
 
 
 _PLOT_ON = {"true", "yes", "on", "1"}
@@ -677,7 +854,7 @@ def default_plot_path(run_dir: str | os.PathLike, level: int, baseline: str,
 
 
 def plot_fast_p(analysis: Mapping[str, Any], path: str | os.PathLike) -> Path:
-    """Write a PNG of fast_p (and verified_fast_p when present) against p.
+    """Write a PNG: fast_p (and verified_fast_p) against p, and the per-problem speedups.
 
     matplotlib is imported lazily with the Agg backend (``plot`` extra / dev group).
     """
@@ -692,19 +869,38 @@ def plot_fast_p(analysis: Mapping[str, Any], path: str | os.PathLike) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     ps = [float(k) for k in analysis["fast_p"]]
-    fig, ax = plt.subplots(figsize=(6, 4))
+    rows = analysis.get("per_problem") or []
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [1, 1.4]})
     try:
-        ax.plot(ps, list(analysis["fast_p"].values()), marker="o", label="fast_p")
+        # fast_p wide and solid, verified_fast_p narrow and dashed on top: both stay visible where they coincide
+        ax.plot(ps, list(analysis["fast_p"].values()), marker="o", markersize=9, linewidth=4, alpha=0.5,
+                label="fast_p")
         if "verified_fast_p" in analysis:
-            ax.plot(
-                ps, [analysis["verified_fast_p"][k] for k in analysis["fast_p"]], marker="s", label="verified_fast_p"
-            )
+            ax.plot(ps, [analysis["verified_fast_p"][k] for k in analysis["fast_p"]], marker="s", markersize=4,
+                    linewidth=1.5, linestyle="--", color="black", label="verified_fast_p")
         ax.set_xlabel("speedup threshold p")
         ax.set_ylabel("fraction of problems")
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(f"{analysis['run_name']} level {analysis['level']} vs {analysis['baseline']}")
         ax.grid(True, alpha=0.3)
         ax.legend()
+        # per-problem speedups against the baseline (0 where none: incorrect, unverified or no record)
+        xs = list(range(len(rows)))
+        verified = "verified_fast_p" in analysis
+        width = 0.4 if verified else 0.8
+        bx.bar([x - (width / 2 if verified else 0) for x in xs], [r.get("speedup") or 0.0 for r in rows],
+               width=width, label="speedup")
+        if verified:
+            bx.bar([x + width / 2 for x in xs], [r.get("verified_speedup") or 0.0 for r in rows], width=width,
+                   label="verified speedup")
+        bx.axhline(1.0, color="grey", linewidth=1, linestyle=":")
+        bx.set_xticks(xs)
+        bx.set_xticklabels([str(r["problem_id"]) for r in rows])
+        bx.set_xlabel("problem id")
+        bx.set_ylabel("baseline / runtime")
+        bx.set_title("per-problem speedup (sample 0)")
+        bx.grid(True, axis="y", alpha=0.3)
+        bx.legend()
         fig.tight_layout()
         fig.savefig(path, format="png", dpi=100)
     finally:

@@ -8,12 +8,17 @@ each other's records.  Up to ``num_gpu_devices`` samples run at once, each on it
 own device.  One misbehaving candidate (crash, hang, garbage) becomes that sample's
 record; it never stops the batch.
 
-Resume is keyed by configuration: every record carries ``metadata.eval_config``
-(:func:`eval_config` plus the sha256 of the candidate and reference sources), and a
-stored record counts as done only when that configuration equals the current one.
-A record evaluated under another mode, policy, device, precision, trial count,
-timing method, backend or KernelGuard version, one whose kernel file changed since,
-and one from an older version without ``eval_config`` are evaluated again.
+Results are never destroyed by a run under another configuration.  Every record
+carries ``metadata.eval_config`` (:func:`eval_config` plus the sha256 of the candidate
+and reference sources); a results file keeps one record per (problem, sample, slot),
+the slot being the record's mode, policy and device, so runs of one ``run_name``
+under another mode, policy or device add records beside the stored ones.  Within a
+slot a stored record counts as done when its configuration equals the current one;
+one whose kernel (or reference) source changed since, or one that is
+``UNSUPPORTED``, is evaluated again; one made with other settings (trial counts,
+precision, timing method, backend, another KernelGuard version, or an older version
+without ``eval_config``) is kept and reported, and replaced only with
+``overwrite=true``.
 """
 
 from __future__ import annotations
@@ -106,14 +111,26 @@ def config_differences(stored: dict | None, current: dict) -> list[str]:
     return out
 
 
+def config_slot_of(config: dict) -> tuple[str, str | None, str]:
+    """The results-file slot (:func:`kernelbench.runs.config_slot`) of an :func:`eval_config`."""
+    return config["mode"], config.get("policy"), config["device"]
+
+
+# differences that make a stored record describe another candidate (or reference) than
+# the file now holds: such a record is evaluated again even without ``overwrite``
+_SOURCE_KEYS = ("candidate_sha256", "reference_sha256")
+
+
 @dataclass
 class Plan:
-    """What a batch will do: pending items and why stored records are re-evaluated."""
+    """What a batch will do: pending items, re-evaluated records and kept records."""
 
     pending: list[WorkItem]
     missing: list[tuple[int, int]]  # (problem, sample) pairs without a kernel file
     done: int  # samples whose stored record matches the current configuration
-    stale: Counter  # reason -> number of stored records evaluated again
+    stale: Counter  # reason -> number of stored records evaluated again (and replaced)
+    kept: Counter = field(default_factory=Counter)  # reason -> stored records of this slot left as they are
+    other_slots: Counter = field(default_factory=Counter)  # slot label -> records of other configurations
 
     def stale_lines(self) -> list[str]:
         lines = []
@@ -122,22 +139,44 @@ class Plan:
             lines.append(f"[eval] re-evaluating {n} {what}: stored record differs ({reason})")
         return lines
 
+    def kept_lines(self) -> list[str]:
+        lines = []
+        for reason, n in self.kept.most_common():
+            what = "record" if n == 1 else "records"
+            lines.append(f"[eval] kept {n} {what} made with other settings ({reason}); they count as done: "
+                         "pass overwrite=true to re-evaluate and replace them, or use another run_name")
+        if self.other_slots:
+            parts = ", ".join(f"{label} ({n})" for label, n in sorted(self.other_slots.items()))
+            lines.append(f"[eval] kept the records of other configurations in the same file: {parts}")
+        return lines
+
 
 def plan_batch(dataset: Any, level: int, run_dir: Path, num_samples: int, results: dict[str, list[dict]],
-               config: dict | None = None) -> Plan:
+               config: dict | None = None, overwrite: bool = False) -> Plan:
     """The work list, in problem order with the samples of a problem consecutive.
 
-    With ``config`` (from :func:`eval_config`), a stored record counts as done only when
-    its ``metadata.eval_config`` equals ``config`` plus the current sha256 of the kernel
-    and reference sources; without it, any stored record counts (upstream behaviour).
+    With ``config`` (from :func:`eval_config`), only stored records of the same slot
+    (mode, policy, device) are considered; records of other slots are kept and
+    counted in ``other_slots``.  A stored record of this slot counts as done when its
+    ``metadata.eval_config`` equals ``config`` plus the current sha256 of the kernel
+    and reference sources.  It is evaluated again (and replaced) when it is
+    ``UNSUPPORTED`` (no verdict to lose) or its candidate or reference source
+    changed; a record made with other settings (trial counts, precision, an older
+    KernelGuard...) is kept and counts as done unless ``overwrite`` is true.
+    Without ``config``, any stored record counts (upstream behaviour).
     """
-    pending, missing, done, stale = [], [], 0, Counter()
+    pending, missing, done, stale, kept, others = [], [], 0, Counter(), Counter(), Counter()
+    slot = config_slot_of(config) if config is not None else None
     for pid in dataset.get_problem_ids():
         problem = dataset.get_problem_by_id(pid)
         ref_sha = sha256_text(problem.code)
         for sid in range(num_samples):
             path = run_dir / runs.kernel_file_name(level, pid, sid)
-            old = runs.find_record(results, pid, sid)
+            old = runs.find_record(results, pid, sid, slot)
+            if slot is not None:
+                for r in results.get(str(pid), []):
+                    if isinstance(r, dict) and r.get("sample_id") == sid and runs.config_slot(r) != slot:
+                        others[runs.slot_label(runs.config_slot(r))] += 1
             if not path.exists():
                 if old is None:
                     missing.append((pid, sid))
@@ -151,13 +190,29 @@ def plan_batch(dataset: Any, level: int, run_dir: Path, num_samples: int, result
                     continue
                 full = dict(config, candidate_sha256=cand_sha, reference_sha256=ref_sha)
             if old is not None:
-                diffs = [] if full is None else config_differences(stored_config(old), full)
+                if full is None:
+                    done += 1
+                    continue
+                stored = stored_config(old)
+                diffs = config_differences(stored, full)
+                rh = old.get("reward_hardening")
+                if isinstance(rh, dict) and rh.get("integrity_status") == "UNSUPPORTED":
+                    # no verdict to lose, and the machine may have what was missing now (a GPU)
+                    stale["stored record is UNSUPPORTED"] += 1
+                    pending.append(WorkItem(pid, sid, str(path), problem.path, problem.code, problem.name, full))
+                    continue
                 if not diffs:
                     done += 1
                     continue
-                stale["; ".join(diffs)] += 1
+                source_changed = stored is not None and any(stored.get(k) != full.get(k) for k in _SOURCE_KEYS)
+                if source_changed or overwrite:
+                    stale["; ".join(diffs)] += 1
+                else:
+                    kept["; ".join(diffs)] += 1
+                    done += 1
+                    continue
             pending.append(WorkItem(pid, sid, str(path), problem.path, problem.code, problem.name, full))
-    return Plan(pending, missing, done, stale)
+    return Plan(pending, missing, done, stale, kept, others)
 
 
 def work_list(dataset: Any, level: int, run_dir: Path, num_samples: int, results: dict[str, list[dict]],
@@ -246,6 +301,11 @@ class BatchWriteError(OSError):
         self.saved, self.total = saved, total
 
 
+def _unsupported(record: dict) -> bool:
+    rh = record.get("reward_hardening") if isinstance(record, dict) else None
+    return isinstance(rh, dict) and rh.get("integrity_status") == "UNSUPPORTED"
+
+
 def _stamp(record: dict, item: WorkItem) -> dict:
     record["sample_id"] = item.sample_id
     if item.config is not None:
@@ -292,7 +352,10 @@ def run_batch(items: list[WorkItem], evaluate: Callable[[WorkItem, str, str], di
     bar = tqdm(total=len(items), desc="eval", unit="sample", disable=not progress, dynamic_ncols=True)
 
     def same_config(item: WorkItem) -> Callable[[dict], bool]:
-        return lambda old: item.config is not None and stored_config(old) == item.config
+        return lambda old: item.config is not None and stored_config(old) == item.config and not _unsupported(old)
+
+    def slot(item: WorkItem) -> tuple | None:
+        return config_slot_of(item.config) if item.config is not None else None
 
     def next_item() -> tuple[WorkItem, bool] | None:
         with queue_lock:
@@ -305,8 +368,8 @@ def run_batch(items: list[WorkItem], evaluate: Callable[[WorkItem, str, str], di
     def evaluate_one(item: WorkItem, dev: str) -> None:
         nonlocal written
         if item.config is not None:
-            old = view.find(item.problem_id, item.sample_id)
-            if old is not None and same_config(item)(old):
+            old = view.find(item.problem_id, item.sample_id, slot(item))
+            if old is not None and same_config(item)(old) and not _unsupported(old):
                 return  # another process evaluated it meanwhile
         build_dir = build_root / str(item.problem_id) / str(item.sample_id)
         try:
@@ -319,7 +382,8 @@ def run_batch(items: list[WorkItem], evaluate: Callable[[WorkItem, str, str], di
                 return
             record = _stamp(record, item)
             with write_lock:
-                if runs.merge_record(results_path, item.problem_id, record, keep_existing=same_config(item)):
+                if runs.merge_record(results_path, item.problem_id, record, keep_existing=same_config(item),
+                                     by_slot=item.config is not None):
                     written += 1
         finally:
             if not keep_build_dirs:
@@ -425,7 +489,7 @@ class _ResultsView:
     def __init__(self, path: Path):
         self.path, self.key, self.data = Path(path), None, {}
 
-    def find(self, problem_id: int, sample_id: int) -> dict | None:
+    def find(self, problem_id: int, sample_id: int, slot: tuple | None = None) -> dict | None:
         try:
             st = os.stat(self.path)
         except OSError:
@@ -436,14 +500,14 @@ class _ResultsView:
                 self.data, self.key = runs.load_results(self.path), key
             except OSError:
                 return None
-        return runs.find_record(self.data, problem_id, sample_id)
+        return runs.find_record(self.data, problem_id, sample_id, slot)
 
 
 # --------------------------------------------------------------------------- summary
 def summary_lines(results: dict[str, list[dict]], keys: list[tuple[int, int]], hardened: bool,
-                  results_path: Path, top: int = 5) -> list[str]:
-    """A few human lines about the records of ``keys`` (the batch's selection)."""
-    records = [r for r in (runs.find_record(results, p, s) for p, s in keys) if r is not None]
+                  results_path: Path, top: int = 5, slot: tuple | None = None) -> list[str]:
+    """A few human lines about the records of ``keys`` (the batch's selection) in ``slot``."""
+    records = [r for r in (runs.find_record(results, p, s, slot) for p, s in keys) if r is not None]
     n = len(records)
     lines = [f"[eval] summary: {n} of {len(keys)} selected samples have a record"]
     if hardened:
@@ -465,6 +529,17 @@ def summary_lines(results: dict[str, list[dict]], keys: list[tuple[int, int]], h
             for code, c in codes.most_common(top):
                 info = CODES.get(code)
                 lines.append(f"    {code} x{c}: {info.summary if info else '(unknown code)'}")
+            rank = {"error": 0, "warning": 1, "info": 2}
+            worst = min(((rank.get(str(f.get("severity")), 3), -codes[f.get("code")], f.get("code"))
+                         for r in records for f in (r.get("reward_hardening") or {}).get("findings", [])
+                         if isinstance(f, dict) and f.get("code")), default=None)
+            if worst is not None:
+                lines.append(f"    details: uv run kernelguard explain {worst[2]} (the most severe, then most frequent)")
+        pytorch_only = sum(1 for r in records if _strict_pytorch_fail(r))
+        if pytorch_only:
+            lines.append(f"  note: {pytorch_only} of {n} samples FAIL under source_strict because they run "
+                         "high-level PyTorch rather than a kernel of their own (RH-13/RH-31); that policy trusts "
+                         "only custom kernels, reward_hardening_policy=practical accepts plain PyTorch")
         failed = [(k, r) for k, r in zip(keys, (runs.find_record(results, p, s) for p, s in keys))
                   if r is not None and (r.get("reward_hardening") or {}).get("integrity_status") != "PASS"]
         if failed:
@@ -476,8 +551,10 @@ def summary_lines(results: dict[str, list[dict]], keys: list[tuple[int, int]], h
         fast = [r for r in records if _verified_speedup(r) is not None]
         if fast:
             faster = sum(1 for r in fast if _verified_speedup(r) > 1.0)
-            lines.append(f"  verified fast_1: {faster / n:.3f} ({faster} of {n} verified and faster than the "
-                         "reference measured beside them)")
+            lines.append(f"  verified fast_1: {faster / n:.3f} ({faster} of {n} samples verified and faster than "
+                         "the reference timed beside each of them, in this run)")
+            lines.append("    (the analysis's verified_fast_p counts problems, sample 0 only, against the "
+                         "baseline file's times: its figures can differ)")
     else:
         compiled = sum(1 for r in records if r.get("compiled"))
         correct = sum(1 for r in records if r.get("compiled") and r.get("correctness"))
@@ -486,6 +563,13 @@ def summary_lines(results: dict[str, list[dict]], keys: list[tuple[int, int]], h
     return lines
 
 
+def _strict_pytorch_fail(record: dict) -> bool:
+    """A source_strict FAIL whose errors are only the PyTorch-fallback codes (an honest plain-PyTorch candidate)."""
+    rh = record.get("reward_hardening") or {}
+    if rh.get("policy") != "source_strict" or rh.get("integrity_status") != "FAIL":
+        return False
+    errors = {f.get("code") for f in rh.get("findings", []) if isinstance(f, dict) and f.get("severity") == "error"}
+    return bool(errors) and errors <= {"RH-13", "RH-31"}
 def _reason(record: dict) -> str:
     """``STATUS RH-NN: one line of evidence`` for the most severe finding of a record."""
     rh = record.get("reward_hardening") or {}

@@ -19,7 +19,11 @@ Deliberate differences from upstream:
 * ``base_path`` / ``dataset_path`` may be the string ``"demo"``: the small,
   bundled, *non-official* demo problem set in ``kernelbench/demo_tasks``.
 * A missing local dataset directory gives a message that says where to put an
-  upstream checkout.
+  upstream checkout; a missing level names the levels that exist, an unknown
+  problem id the ids of its level.
+* A Hugging Face Hub that cannot be reached raises :class:`DatasetUnavailable`
+  at once (a two-second connection probe, then the local cache with
+  ``HF_HUB_OFFLINE=1``) instead of retrying for half a minute.
 
 Only the standard library is imported at module import time; ``datasets`` is
 imported inside the Hugging Face constructor.
@@ -51,6 +55,7 @@ __all__ = [
     "LocalKernelBenchDataset",
     "HuggingFaceKernelBenchDataset",
     "construct_kernelbench_dataset",
+    "DatasetUnavailable",
     "resolve_dataset_path",
     "fetch_ref_arch_from_dataset",
     "get_code_hash",
@@ -336,7 +341,10 @@ class _InMemoryDataset(BaseDataset):
         try:
             return self._problems[problem_id]
         except (KeyError, TypeError):
-            raise ValueError(f"Problem ID {problem_id} not found in dataset") from None
+            ids = sorted(self._problems)
+            have = f"ids {_id_ranges(ids)}" if ids else "no problems"
+            raise ValueError(f"Problem ID {problem_id} not found in dataset: level {self._level} has {have}") \
+                from None
 
     def get_problem_ids(self) -> list[int]:
         return sorted(self._problems)
@@ -404,7 +412,11 @@ class LocalKernelBenchDataset(_InMemoryDataset):
             )
             if not self._base_path.is_dir():
                 raise FileNotFoundError(f"KernelBench dataset directory not found: {self._base_path}. {hint}")
-            raise FileNotFoundError(f"Problem directory for level {self._level} not found: {level_dir}. {hint}")
+            levels = sorted(int(d.name[5:]) for d in self._base_path.iterdir()
+                            if d.is_dir() and re.fullmatch(r"level\d+", d.name))
+            have = f"levels {', '.join(map(str, levels))}" if levels else "no level<N> directories"
+            raise FileNotFoundError(f"Problem directory for level {self._level} not found: {level_dir} "
+                                    f"({self._base_path} has {have})")
         for entry in sorted(level_dir.iterdir(), key=lambda p: p.name):
             if not entry.name.endswith(".py") or not entry.is_file():
                 continue
@@ -421,6 +433,54 @@ class LocalKernelBenchDataset(_InMemoryDataset):
 
 
 # --------------------------------------------------------------------------- hugging face
+
+
+class DatasetUnavailable(OSError):
+    """The Hugging Face Hub cannot be reached and no cached copy of the dataset exists."""
+
+
+_OFFLINE_VALUES = {"1", "true", "yes", "on"}
+
+
+def _hub_endpoint() -> tuple[str, int]:
+    from urllib.parse import urlsplit
+
+    url = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    return url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
+
+
+def _hub_reachable(timeout: float = 2.0) -> bool:
+    """Whether a TCP connection to the Hub opens within ``timeout`` (False when offline is requested)."""
+    import socket
+
+    if str(os.environ.get("HF_HUB_OFFLINE", "")).strip().lower() in _OFFLINE_VALUES:
+        return False
+    try:
+        socket.create_connection(_hub_endpoint(), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def _go_offline() -> None:
+    """Make ``datasets`` read its cache without network retries (also when it is already imported)."""
+    import sys
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    for module, attr in (("huggingface_hub.constants", "HF_HUB_OFFLINE"), ("datasets.config", "HF_HUB_OFFLINE"),
+                         ("datasets.config", "HF_DATASETS_OFFLINE")):
+        mod = sys.modules.get(module)
+        if mod is not None and hasattr(mod, attr):
+            setattr(mod, attr, True)
+
+
+def _unavailable_message(dataset_name: str, level: int) -> str:
+    host, _ = _hub_endpoint()
+    return (f"cannot reach the Hugging Face Hub ({host}) and no cached copy of {dataset_name} level_{level} was "
+            "found: use the bundled demo set (dataset_src=local dataset_path=demo) or a local KernelBench "
+            "checkout (dataset_src=local dataset_path=PATH), or run once with network access; HF_HUB_OFFLINE=1 "
+            "then reads the cached copy")
 
 
 class HuggingFaceKernelBenchDataset(_InMemoryDataset):
@@ -448,6 +508,10 @@ class HuggingFaceKernelBenchDataset(_InMemoryDataset):
         self._problems = {}
         wanted = _wanted_ids(problem_ids, id_range)
 
+        hub = not Path(self._dataset_name).expanduser().is_dir()
+        offline = hub and not _hub_reachable()
+        if offline:
+            _go_offline()  # the cache or nothing: no half minute of retries
         try:
             import datasets as hf_datasets  # imported lazily: heavy dependency
         except ImportError as exc:  # datasets is the optional [hf] extra
@@ -455,7 +519,12 @@ class HuggingFaceKernelBenchDataset(_InMemoryDataset):
 
             raise MissingExtra(install_hint("datasets")) from exc
 
-        rows = self._rows(hf_datasets)
+        try:
+            rows = self._rows(hf_datasets)
+        except Exception as exc:
+            if offline or (hub and _is_network_error(exc)):
+                raise DatasetUnavailable(_unavailable_message(self._dataset_name, level)) from None
+            raise
         for row in rows:
             pid = int(row["problem_id"])
             if wanted is not None and pid not in wanted:
@@ -498,6 +567,35 @@ class HuggingFaceKernelBenchDataset(_InMemoryDataset):
 
 
 # --------------------------------------------------------------------------- factory and helpers
+
+
+def _is_network_error(exc: BaseException) -> bool:
+    """A connection failure anywhere in the exception chain (requests, httpx, socket)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        name = type(exc).__name__
+        if isinstance(exc, (ConnectionError, TimeoutError)) or "Connect" in name or "Timeout" in name \
+                or "offline" in str(exc).lower():
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
+def _id_ranges(ids: list[int]) -> str:
+    """``[1, 2, 3, 7]`` -> ``1-3, 7``."""
+    out, start, prev = [], None, None
+    for i in ids:
+        if start is None:
+            start = prev = i
+        elif i == prev + 1:
+            prev = i
+        else:
+            out.append(f"{start}-{prev}" if prev != start else str(start))
+            start = prev = i
+    if start is not None:
+        out.append(f"{start}-{prev}" if prev != start else str(start))
+    return ", ".join(out)
 
 
 def construct_kernelbench_dataset(

@@ -1,15 +1,17 @@
 """Documentation of a finding code in the terminal, in the spirit of ``ruff rule``.
 
-    python -m kernelbench explain RH-21        # one code (also rh-21, 21 or RH-OUTPUT-UNSTABLE)
-    python -m kernelbench explain --all        # every code
-    python -m kernelbench codes                # one line per code
+    uv run kernelguard explain RH-21        # one code (also rh-21, 21 or RH-OUTPUT-UNSTABLE)
+    uv run kernelguard explain --all        # every code
+    uv run kernelguard codes                # one line per code
 
 Nothing here is written twice: the summary, remediation, severities and attacks come
 from the code table (:mod:`kernelbench.reward_hardening.codes`), the attack names from
 the catalogue kept by :mod:`kernelbench.reward_hardening.docgen`, and the long text
 from the docstring of the static rule (:data:`~kernelbench.reward_hardening.precheck.RULES`)
 or runtime detector (:data:`~kernelbench.reward_hardening.detectors.REGISTRY`) that
-emits the code -- the same sources ``docs/attack-catalog.md`` is generated from.
+emits the code -- the same sources ``docs/attack-catalog.md`` is generated from.  The
+runtime detectors are read from their source files (:func:`runtime_detectors`), not
+imported, so that ``explain`` does not import torch.
 """
 
 from __future__ import annotations
@@ -42,12 +44,44 @@ def resolve_code(name: str) -> str:
         if info.detector == text:
             return info.code
     raise UnknownCode(f"unknown finding code {name!r}; known codes: {min(CODES)} to {max(CODES)} "
-                      f"(python -m kernelbench codes lists them)")
+                      f"(uv run kernelguard codes lists them)")
+
+
+_DETECTOR_SOURCES: dict[str, tuple[str, str, str]] | None = None
+
+
+def runtime_detectors() -> dict[str, tuple[str, str, str]]:
+    """code -> (function name, module name, docstring) of each runtime detector, read from source.
+
+    The detectors' modules import torch (several seconds); ``explain`` needs only
+    their names and docstrings, so it reads the functions registered with
+    ``@detector("RH-NN")`` from the files with :mod:`ast` instead of importing them.
+    A test checks that this equals the imported registry.
+    """
+    global _DETECTOR_SOURCES
+    if _DETECTOR_SOURCES is None:
+        import ast
+        from pathlib import Path
+
+        found: dict[str, tuple[str, str, str]] = {}
+        directory = Path(__file__).resolve().parent / "reward_hardening" / "detectors"
+        for path in sorted(directory.glob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            for node in ast.walk(tree):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                for deco in node.decorator_list:
+                    func = deco.func if isinstance(deco, ast.Call) else None
+                    name = getattr(func, "id", None) or getattr(func, "attr", None)
+                    if name == "detector" and deco.args and isinstance(deco.args[0], ast.Constant):
+                        found[str(deco.args[0].value)] = (node.name, path.stem,
+                                                          ast.get_docstring(node, clean=False) or "")
+        _DETECTOR_SOURCES = found
+    return _DETECTOR_SOURCES
 
 
 def _implementations(code: str) -> list[tuple[str, str]]:
     """(where, docstring) of the static rule and the runtime detector behind ``code``."""
-    from kernelbench.reward_hardening.detectors import REGISTRY
     from kernelbench.reward_hardening.precheck import RULES
 
     out = []
@@ -55,10 +89,10 @@ def _implementations(code: str) -> list[tuple[str, str]]:
         if rule.code == code:
             module = rule.check.__module__.rsplit(".", 1)[-1]
             out.append((f"static rule {rule.name} (precheck/{module}.py)", rule.doc))
-    det = REGISTRY.get(code)
+    det = runtime_detectors().get(code)
     if det is not None:
-        module = det.func.__module__.rsplit(".", 1)[-1]
-        out.append((f"runtime detector {det.func.__name__} (detectors/{module}.py)", det.func.__doc__ or det.doc))
+        name, module, doc = det
+        out.append((f"runtime detector {name} (detectors/{module}.py)", doc))
     return out
 
 

@@ -18,6 +18,11 @@ beside them (``filelock``, an ``flock`` on Linux, released by the kernel when it
 holder dies).  :func:`merge_record` re-reads the file under that lock before merging
 one record, so two batches writing the same run directory never lose each other's
 records.  Resume works per (problem, sample), not per problem as upstream's check did.
+
+A batch file holds one record per (problem, sample, :func:`config_slot`): the mode,
+policy and device a record was made under.  Runs of one ``run_name`` under another
+configuration add their records beside the others instead of replacing them; the
+analysis chooses a slot by its keys.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ __all__ = [
     "ResultsFileError",
     "atomic_write_json",
     "atomic_write_text",
+    "config_slot",
+    "find_record",
     "kernel_file_name",
     "load_results",
     "lock_path",
@@ -43,6 +50,7 @@ __all__ = [
     "record_exists",
     "remove_stale_temp_files",
     "results_lock",
+    "slot_label",
     "upsert_record",
 ]
 
@@ -197,13 +205,43 @@ def load_results(path: str | os.PathLike) -> dict[str, list[dict]]:
     return data
 
 
-def record_exists(results: dict[str, list[dict]], problem_id: int, sample_id: int) -> bool:
-    return find_record(results, problem_id, sample_id) is not None
+def config_slot(record: dict) -> tuple[str, str | None, str]:
+    """``(mode, policy, device kind)`` a record was evaluated under: its place in a results file.
+
+    A results file keeps one record per (problem, sample, slot), so runs of one
+    ``run_name`` under another mode, policy or device never replace each other's
+    records.  The slot comes from ``metadata.eval_config``; a record written before
+    that existed falls back to its ``reward_hardening`` block and ``metadata.device``
+    (upstream records, which have neither, are off-mode CUDA records).
+    """
+    meta = record.get("metadata") if isinstance(record, dict) else None
+    meta = meta if isinstance(meta, dict) else {}
+    conf = meta.get("eval_config")
+    if isinstance(conf, dict) and conf.get("mode"):
+        device = str(conf.get("device") or "cuda").split(":", 1)[0]
+        return str(conf["mode"]), conf.get("policy"), device
+    rh = record.get("reward_hardening") if isinstance(record, dict) else None
+    device = str(meta.get("device") or "cuda").strip().lower().split(":", 1)[0] or "cuda"
+    if isinstance(rh, dict) and rh.get("mode"):
+        return str(rh["mode"]), rh.get("policy"), device
+    return "off", None, device
 
 
-def find_record(results: dict[str, list[dict]], problem_id: int, sample_id: int) -> dict | None:
+def slot_label(slot: tuple[str, str | None, str]) -> str:
+    """``enforce/practical/cpu`` (``off/cpu`` for off mode)."""
+    return "/".join(str(part) for part in slot if part is not None)
+
+
+def record_exists(results: dict[str, list[dict]], problem_id: int, sample_id: int,
+                  slot: tuple | None = None) -> bool:
+    return find_record(results, problem_id, sample_id, slot) is not None
+
+
+def find_record(results: dict[str, list[dict]], problem_id: int, sample_id: int,
+                slot: tuple | None = None) -> dict | None:
+    """The record of ``(problem_id, sample_id)``; with ``slot``, only one made under that slot."""
     for r in results.get(str(problem_id), []):
-        if isinstance(r, dict) and r.get("sample_id") == sample_id:
+        if isinstance(r, dict) and r.get("sample_id") == sample_id and (slot is None or config_slot(r) == slot):
             return r
     return None
 
@@ -212,24 +250,33 @@ def _sorted(results: dict[str, list[dict]]) -> dict[str, list[dict]]:
     def key(k: str):
         return (0, int(k)) if k.isdigit() else (1, k)
 
-    return {k: sorted(results[k], key=lambda r: r.get("sample_id", 0)) for k in sorted(results, key=key)}
+    def record_key(r: dict):
+        mode, policy, device = config_slot(r)
+        return r.get("sample_id", 0), mode, policy or "", device
+
+    return {k: sorted(results[k], key=record_key) for k in sorted(results, key=key)}
 
 
 def merge_record(path: str | os.PathLike, problem_id: int, record: dict,
-                 keep_existing: Callable[[dict], bool] | None = None) -> bool:
+                 keep_existing: Callable[[dict], bool] | None = None, by_slot: bool = False) -> bool:
     """Merge one record into a results file under its lock; ``False`` if it was not written.
 
     The file is re-read under the lock, so records another process wrote since this
     one last read it are kept.  When a record for the same sample is already there
     and ``keep_existing(old)`` is true, the file is left as it is (first writer wins).
+    With ``by_slot`` only a record of the same sample *and* the same
+    :func:`config_slot` is replaced; records of that sample made under another mode,
+    policy or device stay beside it.
     """
     with results_lock(path):
         results = load_results(path)
         sid = record.get("sample_id")
-        old = find_record(results, problem_id, sid)
+        slot = config_slot(record) if by_slot else None
+        old = find_record(results, problem_id, sid, slot)
         if old is not None and keep_existing is not None and keep_existing(old):
             return False
-        samples = [r for r in results.get(str(problem_id), []) if r.get("sample_id") != sid]
+        samples = [r for r in results.get(str(problem_id), [])
+                   if not (r.get("sample_id") == sid and (slot is None or config_slot(r) == slot))]
         samples.append(record)
         results[str(problem_id)] = samples
         atomic_write_json(path, _sorted(results))

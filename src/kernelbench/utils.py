@@ -299,6 +299,26 @@ def _litellm_model(server_type: str | None, model_name: str) -> str:
     return f"{prefix}/{model_name}"
 
 
+def missing_api_keys(server_type: str | None, model_name: str) -> list[str]:
+    """Environment variables litellm needs for this provider and does not find (empty: none missing).
+
+    Local servers (``sglang``, ``local``) need no key.  Checked before the first
+    query, so a missing key is one line instead of one failed call per sample.
+    """
+    if server_type in _LOCAL_SERVERS:
+        return []
+    from kernelbench._optional import require
+
+    litellm = require("litellm")
+    try:
+        found = litellm.validate_environment(model=_litellm_model(server_type, model_name))
+    except Exception:  # an unknown provider: let the call itself report it
+        return []
+    if found.get("keys_in_environment", True):
+        return []
+    return [str(k) for k in found.get("missing_keys") or []]
+
+
 def _is_openai_model(model: str) -> bool:
     low = model.lower()
     return low.startswith("openai/") and not low.startswith("openai/default") or "gpt" in low

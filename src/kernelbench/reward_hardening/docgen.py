@@ -372,7 +372,7 @@ FIELD_DOCS: dict[str, dict[str, tuple[str, str]]] = {
         "policy_rule": ("`precheck.<rule>` for static findings, `reward_hardening` otherwise.", "-"),
         "remediation": ("What an honest candidate should do instead.", "-"),
         "more_info": ("Link to the code's section of the attack catalogue (`docs/attack-catalog.md#rh-NN`, "
-                      "relative to the repository root); `python -m kernelbench explain RH-NN` prints it.", "-"),
+                      "relative to the repository root); `uv run kernelguard explain RH-NN` prints it.", "-"),
     },
     "capability": {
         "status": ("Whether the check could be performed.", "-"),
@@ -395,7 +395,9 @@ STATS_EXTRA_DOCS = {
 }
 
 RESULTS_FILE_DOC = ("A results file (`verified_eval_results.json`) maps each problem id, written as a decimal "
-                    "string, to the list of its sample records.")
+                    "string, to the list of its sample records: one record per sample and configuration (mode, "
+                    "policy and device, from `metadata.eval_config`), so runs of one `run_name` under several "
+                    "configurations keep each other's records.")
 
 METADATA_DOCS: dict[str, str] = {
     "device": "Device the evaluation ran on (`cpu`, `cuda:0`, ...).",

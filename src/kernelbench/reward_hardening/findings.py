@@ -2,7 +2,7 @@
 
 Every finding carries ``more_info``: the link to its code's section of the attack
 catalogue (``docs/attack-catalog.md#rh-NN``, relative to the repository root), as
-bandit's ``more_info`` does; ``python -m kernelbench explain RH-NN`` prints the same
+bandit's ``more_info`` does; ``uv run kernelguard explain RH-NN`` prints the same
 section in a terminal.
 """
 
