@@ -240,6 +240,12 @@ _TABLE = [
              "(ptrace, process_vm_readv/writev, kcmp, pidfd_getfd, process_madvise, a non-x86-64 ABI)",
              "Do not inspect or attach to other processes.",
              _sev("error"), ("A26",)),
+    CodeInfo("RH-53", "RH-OBJECT-ESCAPE", "worker",
+             "The candidate left an OS object behind when its worker ended (System V shared memory, semaphore "
+             "or message queue, POSIX shared memory or message queue, a file in a shared directory, a mount); "
+             "the containment sweep listed and removed it",
+             "Create no IPC objects or files outside the workspace; nothing may outlive the evaluation.",
+             _sev("error"), ("A43", "A46")),
 ]
 
 CODES: dict[str, CodeInfo] = {c.code: c for c in _TABLE}
