@@ -207,7 +207,8 @@ _TABLE = [
              "Fix the build or import error; a candidate that does not load earns no result.",
              _sev("error"), ()),
     CodeInfo("RH-43", "RH-HOST-MEMORY", "worker",
-             "Candidate worker's private resident host memory exceeded its limit (the worker was killed)",
+             "Candidate worker's resident host memory (its children and the shared memory it created included) "
+             "exceeded its limit (the worker was killed)",
              "Keep host memory bounded; the limit scales with the problem's data (host_memory_* settings).",
              _sev("error"), ()),
     CodeInfo("RH-44", "RH-REFERENCE-TOO-LARGE", "evaluator",

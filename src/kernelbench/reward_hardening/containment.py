@@ -1381,12 +1381,14 @@ def record_capabilities(reports: dict, mode: str, rejected: bool) -> dict[str, A
     rep = reports.get("candidate") or {}
     ver = rep.get("verified") or {}
     applied = rep.get("applied") or {}
-    names = ("process_containment", "seccomp", "landlock", "capability_drop", "trusted_not_dumpable")
+    names = ("process_containment", "seccomp", "landlock", "capability_drop", "trusted_not_dumpable",
+             "ipc_namespace", "memory_accounting")
     if rejected or not rep:
         for name in names:
             m = machine[name]
             out[name] = ("SKIPPED", False, f"no candidate worker ran; on this machine: "
                                            f"{'active' if m.active else 'unavailable'} ({m.detail})")
+        out["object_sweep"] = ("SKIPPED", False, "no candidate worker ran")
         return out
 
     def entry(name: str, ok: bool, expected: bool, detail: str) -> tuple:
@@ -1416,6 +1418,32 @@ def record_capabilities(reports: dict, mode: str, rejected: bool) -> dict[str, A
                                    and ver.get("cap_bnd") == _ZERO_CAPS, bool(applied.get("drop_caps")),
                                    "CapEff and CapBnd of the candidate are empty")
     out["trusted_not_dumpable"] = entry("trusted_not_dumpable", True, True, machine["trusted_not_dumpable"].detail)
+    if applied.get("ipc_ns"):
+        out["ipc_namespace"] = entry("ipc_namespace", ver.get("own_ipc_ns") is True, True,
+                                     "candidate in an IPC namespace of its own (verified from /proc/<pid>/ns/ipc)")
+    elif applied.get("refuse_ipc") and applied.get("seccomp"):
+        out["ipc_namespace"] = ("AVAILABLE", False, "no IPC namespace on this machine: System V IPC and POSIX "
+                                                    "message queues refused by the candidate's seccomp filter")
+    else:
+        m = machine["ipc_namespace"]
+        out["ipc_namespace"] = ("UNSUPPORTED" if not m.active else "ERROR", False,
+                                m.detail if not m.active else "IPC namespace available but not applied to the "
+                                "candidate, and System V IPC not refused")
+    mem = rep.get("memory") or {}
+    out["memory_accounting"] = ("AVAILABLE", False, (
+        "cgroup memory controller (anon + shmem of the candidate's leaf)" if mem.get("method") == "cgroup" else
+        "RssAnon + RssShmem of every process in the candidate's unit, detached System V segments and /dev/shm "
+        "files of its group") + f"; peak {int(mem.get('peak_bytes') or 0) / 2**30:.2f} GiB")
+    checked = rep.get("checked") or {}
+    objs = rep.get("objects") or []
+    files = checked.get("files")
+    if not checked or checked.get("error"):
+        out["object_sweep"] = ("ERROR", enforce, f"the object sweep did not complete: {checked.get('error')}")
+    else:
+        out["object_sweep"] = ("AVAILABLE", enforce, (
+            f"checked {', '.join(sorted(checked))}; {len(objs)} object(s) left by the candidate, removed"
+            + ("" if isinstance(files, dict) else "; files not attributable (no group of its own)")
+            + ("; file search truncated" if isinstance(files, dict) and files.get("truncated") else "")))
     return out
 
 
@@ -1430,6 +1458,9 @@ def limitation(reports: dict) -> str:
     rep = (reports or {}).get("candidate") or {}
     applied = rep.get("applied") or {}
     on = [n for n, ok in (("cgroup leaf + cgroup namespace", applied.get("cgroup_ns")),
+                          ("own IPC namespace", applied.get("ipc_ns")),
+                          ("System V and POSIX queues refused", applied.get("refuse_ipc") and applied.get("seccomp")),
+                          ("own group id", applied.get("gid") is not None),
                           ("subreaper sweep", rep.get("method") == "subreaper"),
                           ("seccomp", applied.get("seccomp")), ("Landlock", applied.get("landlock")),
                           ("no capabilities", applied.get("drop_caps"))) if ok]
