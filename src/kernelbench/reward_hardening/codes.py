@@ -57,7 +57,9 @@ _TABLE = [
              "Write the kernel as plain source; dynamic execution hides what runs.",
              _sev("error"), ("A45",)),
     CodeInfo("RH-05", "RH-STATIC-HARNESS-TAMPER", "static",
-             "Source rebinds attributes of torch, time, builtins or other shared modules, overrides aten operators or interposes CUDA runtime symbols",
+             "Source rebinds attributes of torch, time, builtins or other shared modules, overrides aten operators "
+             "(in Python or with C++ TORCH_LIBRARY_IMPL/m.impl on aten, prims or the catch-all namespace) or "
+             "interposes CUDA runtime symbols",
              "Do not monkey-patch library, timing or comparison APIs.",
              _sev("error"), ("A07", "A09", "A08")),
     CodeInfo("RH-06", "RH-STATIC-INTROSPECTION", "static",
@@ -227,8 +229,10 @@ _TABLE = [
     # --- OS containment (kernelbench.reward_hardening.containment; docs/security-audit.md)
     CodeInfo("RH-50", "RH-STATIC-NATIVE-SYSCALL", "static",
              "Embedded C/C++/CUDA makes raw system calls (syscall(), SYS_/__NR_ numbers, host inline asm), "
-             "calls process-control entry points (ptrace, process_vm_readv, prctl, setsid, kill) or looks up "
-             "driver entry points at run time (cuGetProcAddress, cudaGetDriverEntryPoint, dlsym)",
+             "calls process-control entry points (ptrace, process_vm_readv, prctl, setsid, kill), looks up "
+             "driver entry points at run time (cuGetProcAddress, cudaGetDriverEntryPoint, dlsym), sets up "
+             "memory-fault machinery (sigaction/signal/sigaltstack, PROT_NONE mappings, mremap, madvise, "
+             "userfaultfd, from_blob with a custom deleter) or creates System V / POSIX IPC objects",
              "Kernels need none of these; write the computation, not system calls.",
              _sev("error"), ("A10", "A26", "A44")),
     CodeInfo("RH-51", "RH-PROCESS-ESCAPE", "worker",
