@@ -457,3 +457,21 @@ def test_leftover_object_fixtures_fail_on_the_runtime_sweep_alone_and_their_twin
         assert caps["containment_ipc_namespace"]["status"] == "AVAILABLE"
         assert caps["containment_object_sweep"]["status"] == "AVAILABLE"
     assert _host_sysv_keys() - before == set()
+
+
+def test_object_sweep_capability_fails_closed():
+    report = {"method": "cgroup", "survivors": [], "left_running": [], "sigsys": False, "exitcode": 0,
+              "applied": {"cgroup_ns": True, "seccomp": True, "ipc_ns": True, "gid": 1},
+              "verified": {"seccomp_mode": "2", "no_new_privs": "1", "own_ipc_ns": True},
+              "checked": {"sysv_ipc": "namespace", "files": {"roots": ["/tmp"], "truncated": False}},
+              "objects": [], "memory": {"method": "proc", "peak_bytes": 1 << 30}}
+    caps = containment.record_capabilities({"candidate": report}, "enforce", False)
+    assert caps["object_sweep"][:2] == ("AVAILABLE", True)
+    assert caps["memory_accounting"][0] == "AVAILABLE" and "1.00 GiB" in caps["memory_accounting"][2]
+    if containment.capabilities()["ipc_namespace"].active:
+        assert caps["ipc_namespace"][0] == "AVAILABLE"
+    for checked in ({"files": {"roots": ["/tmp"], "truncated": True}}, {"error": "OSError: setns"}, {}):
+        bad = containment.record_capabilities({"candidate": dict(report, checked=checked)}, "enforce", False)
+        assert bad["object_sweep"][:2] == ("ERROR", True), checked
+    audit = containment.record_capabilities({"candidate": dict(report, checked={})}, "audit", False)
+    assert audit["object_sweep"][:2] == ("ERROR", False)

@@ -881,7 +881,7 @@ def _scan_roots() -> list[tuple[str, int]]:
     return sorted(roots.items())
 
 
-def _scan_files(gid: int, skip: list[str], budget: int = 20000) -> tuple[list[dict], bool]:
+def _scan_files(gid: int, skip: list[str], budget: int = 100_000) -> tuple[list[dict], bool]:
     """Entries carrying the candidate's group under the shared roots; (found, truncated)."""
     skip = [os.path.realpath(p) for p in skip if p]
     found: list[dict] = []
@@ -1439,11 +1439,13 @@ def record_capabilities(reports: dict, mode: str, rejected: bool) -> dict[str, A
     files = checked.get("files")
     if not checked or checked.get("error"):
         out["object_sweep"] = ("ERROR", enforce, f"the object sweep did not complete: {checked.get('error')}")
+    elif isinstance(files, dict) and files.get("truncated"):  # fail closed: a leftover file may be unseen
+        out["object_sweep"] = ("ERROR", enforce, "the file search stopped at its entry budget before covering "
+                                                 f"{', '.join(files.get('roots') or [])}")
     else:
         out["object_sweep"] = ("AVAILABLE", enforce, (
             f"checked {', '.join(sorted(checked))}; {len(objs)} object(s) left by the candidate, removed"
-            + ("" if isinstance(files, dict) else "; files not attributable (no group of its own)")
-            + ("; file search truncated" if isinstance(files, dict) and files.get("truncated") else "")))
+            + ("" if isinstance(files, dict) else "; files not attributable (no group of its own)")))
     return out
 
 
