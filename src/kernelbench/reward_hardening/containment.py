@@ -1444,7 +1444,8 @@ def record_capabilities(reports: dict, mode: str, rejected: bool) -> dict[str, A
                                                  f"{', '.join(files.get('roots') or [])}")
     else:
         out["object_sweep"] = ("AVAILABLE", enforce, (
-            f"checked {', '.join(sorted(checked))}; {len(objs)} object(s) left by the candidate, removed"
+            f"checked {', '.join(sorted(checked))}; "
+            + (f"{len(objs)} object(s) left by the candidate, removed (RH-53)" if objs else "nothing left behind")
             + ("" if isinstance(files, dict) else "; files not attributable (no group of its own)")))
     return out
 
