@@ -1050,6 +1050,14 @@ class Unit:
                 self.skip_paths = [spec.get("workspace"), spec.get("build_dir"), spec.get("spill_dir"),
                                    *(self._spec.get("rw") or [])]
 
+    def __del__(self) -> None:  # a unit dropped without a sweep must not keep the namespace alive
+        for fd in (self._shm_fd, self._ipc_fd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
     def _grab_namespace(self, pids: list[int]) -> None:
         """Hold the candidate's IPC namespace open (so its objects can be listed after it ended)."""
         if self._ipc_fd is not None or not self._spec.get("ipc_ns"):
