@@ -413,7 +413,8 @@ def test_memory_controller_is_enabled_only_where_nothing_else_shares_the_cgroup(
 
 
 _OBJECT_PAIRS = (("rt_sysv_run_counter", "benign_sysv_scratch"),
-                 ("rt_posix_mqueue_counter", "benign_posix_mqueue_scratch"))
+                 ("rt_posix_mqueue_counter", "benign_posix_mqueue_scratch"),
+                 ("rt_posix_shm_counter", "benign_posix_shm_scratch"))
 
 
 def test_leftover_object_fixtures_fail_on_the_runtime_sweep_alone_and_their_twins_pass():
@@ -432,7 +433,6 @@ def test_leftover_object_fixtures_fail_on_the_runtime_sweep_alone_and_their_twin
     parser = rt.build_parser()
     args = parser.parse_args(["--timeout", "5", "--no-progress"])
     rt._validate(args, parser)
-    ids = [i for pair in _OBJECT_PAIRS for i in pair]
     for bad, good in _OBJECT_PAIRS:
         fb, fg = get_fixture(bad), get_fixture(good)
         assert fb.config == fg.config
@@ -444,8 +444,13 @@ def test_leftover_object_fixtures_fail_on_the_runtime_sweep_alone_and_their_twin
                   if CODES[f.code].severity[fb.policy] in ("error", "warning")}
         assert static and static <= disabled, (static, disabled)
     before = _host_sysv_keys()
-    with cf.ThreadPoolExecutor(max_workers=2) as pool:
-        results = dict(zip(ids, pool.map(lambda i: rt.run_fixture(get_fixture(i), args), ids)))
+    # attacks first, then twins: /dev/shm is shared, and a twin running beside its attack would
+    # unlink the attack's object (same name) before the sweep saw it
+    order = [bad for bad, _ in _OBJECT_PAIRS] + [good for _, good in _OBJECT_PAIRS]
+    results = {}
+    for batch in (order[:len(_OBJECT_PAIRS)], order[len(_OBJECT_PAIRS):]):
+        with cf.ThreadPoolExecutor(max_workers=2) as pool:
+            results.update(zip(batch, pool.map(lambda i: rt.run_fixture(get_fixture(i), args), batch)))
     for i, r in results.items():
         assert r["match"], (i, r["reasons"])
     for bad, good in _OBJECT_PAIRS:
