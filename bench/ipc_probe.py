@@ -25,7 +25,13 @@ VARIANTS = {
     "seccomp": {"seccomp": True},
     "landlock": {"landlock": True},
     "capability_drop": {"drop_caps": True},
-    "all": {"cgroup": True, "cgroup_ns": True, "seccomp": True, "landlock": True, "drop_caps": True},
+    "ipc_namespace": {"ipc_ns": True},
+    "own_gid": {"gid": True},
+    "seccomp_refuses_ipc": {"seccomp": True, "refuse_ipc": True},
+    "all": {"cgroup": True, "cgroup_ns": True, "seccomp": True, "landlock": True, "drop_caps": True,
+            "ipc_ns": True, "gid": True},
+    "all_but_landlock": {"cgroup": True, "cgroup_ns": True, "seccomp": True, "drop_caps": True, "ipc_ns": True,
+                         "gid": True},
 }
 
 
@@ -60,12 +66,15 @@ def run_variant(name: str, flags: dict, tensors: dict, arena, tmp: str) -> dict:
 
     unit = containment.new_unit("candidate")
     cspec = unit.child_spec(private=[])
-    base = {"cgroup": None, "cgroup_ns": False, "seccomp": False, "landlock": 0, "drop_caps": False}
+    base = {"cgroup": None, "cgroup_ns": False, "seccomp": False, "landlock": 0, "drop_caps": False,
+            "ipc_ns": False, "refuse_ipc": False, "gid": None}
     for k, v in flags.items():
         if k == "landlock":
             base[k] = cspec.get("landlock") or 0
-        elif k == "cgroup":
-            base[k] = cspec.get("cgroup")
+        elif k in ("cgroup", "gid"):
+            base[k] = cspec.get(k)
+        elif k == "refuse_ipc":
+            base[k] = v
         else:
             base[k] = cspec.get(k, v) and v
     cspec.update(base)
@@ -80,7 +89,7 @@ def run_variant(name: str, flags: dict, tensors: dict, arena, tmp: str) -> dict:
     for tname, key in tensors.items():
         (m,), _ = arena.export([key])
         metas[tname] = m
-    result: dict = {"applied": {k: bool(v) for k, v in base.items()}}
+    result: dict = {"applied": {k: v is not None and v is not False and v != 0 for k, v in base.items()}}
     try:
         send_message(a, {"tensors": metas})
         if a.poll(120):

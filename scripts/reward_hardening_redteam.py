@@ -101,13 +101,15 @@ def run_fixture(fixture: Any, args: argparse.Namespace) -> dict:
     try:
         from kernelbench.reward_hardening.config import default_build_dir
 
+        settings = dict(fixture.config)
+        # a fixture's own switched-off codes add to the command line's
+        disabled = frozenset(args.disable_detector) | frozenset(settings.pop("disabled_detectors", ()))
         cfg = HardeningConfig(mode=fixture.mode, policy=fixture.policy, device=args.device,
                               timeout=float(args.timeout), num_correct_trials=args.num_correct_trials,
-                              num_perf_trials=args.num_perf_trials,
-                              disabled_detectors=frozenset(args.disable_detector),
+                              num_perf_trials=args.num_perf_trials, disabled_detectors=disabled,
                               # persistent per-source build dir: CUDA extensions build once
                               build_dir=default_build_dir(fixture_source(fixture)),
-                              **dict(fixture.config))
+                              **settings)
         record = evaluate_hardened(problem_source(fixture), fixture_source(fixture), cfg)
     except Exception as exc:  # the suite reports evaluator exceptions instead of dying
         import traceback

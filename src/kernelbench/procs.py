@@ -323,7 +323,14 @@ def get_context() -> Any:
 
                 # Start the server now, with the scrubbed environment (workers can read its
                 # /proc/<pid>/environ) and without re-importing the parent's __main__.
-                with _replaced_environ(scrubbed_env()), _no_main_fixup():
+                # The server imports ``kernelbench`` from the same place as this process: Python
+                # 3.11's forkserver ignores the parent's sys.path, so without this a checkout run
+                # from source would hand its workers whatever copy is installed instead.
+                import kernelbench
+
+                env = scrubbed_env({"PYTHONPATH": os.path.dirname(os.path.dirname(
+                    os.path.abspath(kernelbench.__file__)))})
+                with _replaced_environ(env), _no_main_fixup():
                     forkserver.ensure_running()
             else:  # pragma: no cover - platforms without forkserver
                 ctx = mp.get_context("spawn")
@@ -591,13 +598,19 @@ class WorkerHandle:
     def _check_memory(self) -> None:
         if self.process is None or self.process.pid is None:
             return
-        rss = private_rss_bytes(self.process.pid)
+        # a containment unit (attached by the pipeline as ``unit``) charges the whole worker:
+        # its children, the shared memory it created and, where available, its cgroup's memory
+        unit = getattr(self, "unit", None)
+        meter = getattr(unit, "memory_bytes", None)
+        rss = meter() if meter is not None else private_rss_bytes(self.process.pid)
+        what = "resident memory (children and shared memory included)" if meter is not None and \
+            getattr(unit, "role", "") == "candidate" else "private resident memory"
         if rss is None:
             return
         self.peak_rss_bytes = max(self.peak_rss_bytes, rss)
         if self.max_rss_bytes and rss > self.max_rss_bytes:
             self.kill()
-            raise WorkerMemoryExceeded(f"private resident memory {rss / 2**30:.2f} GiB over the limit of "
+            raise WorkerMemoryExceeded(f"{what} {rss / 2**30:.2f} GiB over the limit of "
                                        f"{self.max_rss_bytes / 2**30:.2f} GiB")
 
     def _wait(self, timeout: float) -> None:

@@ -325,10 +325,23 @@ def _sigsys(ev):
     ev.containment = {"candidate": {"method": "cgroup", "survivors": [], "sigsys": True, "exitcode": -31}}
 
 
+def _leftover_objects(ev):
+    ev.containment = {"candidate": {"method": "cgroup", "survivors": [], "left_running": [], "sigsys": False,
+                                    "exitcode": 0, "checked": {"sysv_ipc": "namespace"},
+                                    "objects": [{"kind": "sysv_shm", "key": 0x4B475253, "id": 0, "nattch": 0,
+                                                 "rss": 9 << 29, "removed": True}]}}
+
+
+def _leftover_file(ev):
+    ev.containment = {"candidate": {"method": "cgroup", "survivors": [], "sigsys": False, "exitcode": 0,
+                                    "objects": [{"kind": "posix_shm", "path": "/dev/shm/kg-runs", "removed": False}]}}
+
+
 def _benign_unit(ev):
     ev.containment = {"candidate": {"method": "cgroup", "survivors": [], "left_running": [], "sigsys": False,
                                     "exitcode": 0},
-                      "reference": {"method": "cgroup", "survivors": [{"pid": 7}], "sigsys": True}}
+                      "reference": {"method": "cgroup", "survivors": [{"pid": 7}], "sigsys": True,
+                                    "objects": [{"kind": "sysv_shm", "id": 1}]}}
 
 
 CASES = {
@@ -340,12 +353,12 @@ CASES = {
     "RH-36": (_async, _benign_cuda_timing), "RH-37": (_deferred, _benign_cuda_timing), "RH-38": (_reduced, None),
     "RH-39": (_oom, _oom_within_budget), "RH-47": (_oom_within_budget, _oom), "RH-40": (_l2, _benign_cuda_timing), "RH-41": (_implausible, _benign_timing),
     "RH-42": (_load_failed, None), "RH-43": (_host_memory, None), "RH-51": (_survivor, _benign_unit),
-    "RH-52": (_sigsys, _benign_unit),
+    "RH-52": (_sigsys, _benign_unit), "RH-53": (_leftover_objects, _benign_unit),
 }
 EXTRA = {"RH-19": [_canary], "RH-20": [_subclass], "RH-26": [_forged],
          "RH-31": [_gpu_decoy, _gpu_library_does_the_work],
          "RH-36": [_async_forged_flush], "RH-22": [_judge_mutation, _judge_timed_mutation],
-         "RH-29": [_judge_spot], "RH-38": [_judge_reduced]}
+         "RH-29": [_judge_spot], "RH-38": [_judge_reduced], "RH-53": [_leftover_file]}
 # RH-19 from the judge's flag needs the RH-18 case's wrong output too: listed separately
 JUDGE_EXTRA = {"RH-19": [_judge_replay], "RH-18": [_judge_structure]}
 BENIGN_EXTRA = {"RH-31": [_benign_gpu_trace], "RH-37": [_benign_gpu_trace], "RH-36": [_benign_flush_in_host_interval],

@@ -516,3 +516,78 @@ def test_restoring_strict_fp32_is_not_tamper_but_other_backend_switches_are():
     hits = run_precheck(src).by_code("RH-05").evidence["hits"]
     assert [h["line"] for h in hits] == [4]
     assert "RH-11" not in run_precheck(src).codes
+
+
+# ---------------------------------------------------------------------------
+# C++ operator registrations and memory-fault machinery (issue 18)
+
+_OP_TEMPLATE = '''
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+SRC = r"""
+#include <torch/extension.h>
+torch::Tensor op_cpu(const torch::Tensor& x) {{ auto o = torch::empty_like(x); float* p = o.data_ptr<float>();
+  const float* q = x.data_ptr<float>(); for (int64_t i = 0; i < x.numel(); ++i) p[i] = q[i] * 2.0f; return o; }}
+{registration}
+"""
+load_inline(name="ops", cpp_sources=[SRC], is_python_module=False)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.ops.kg.op(x)
+'''
+
+
+@pytest.mark.parametrize("registration", [
+    'TORCH_LIBRARY(kg, m) { m.def("op(Tensor x) -> Tensor"); }\nTORCH_LIBRARY_IMPL(kg, CPU, m) { m.impl("op", op_cpu); }',
+    'TORCH_LIBRARY(kg, m) { m.def("op(Tensor x) -> Tensor"); }\n'
+    'TORCH_LIBRARY_IMPL(kg, CPU, m) { m.impl("op", TORCH_FN(op_cpu)); }',
+    'TORCH_LIBRARY(kg, m) { m.def("kg::op(Tensor x) -> Tensor", &op_cpu); }',
+    'TORCH_LIBRARY_FRAGMENT(kg, m) { m.def("op(Tensor x) -> Tensor"); }\n'
+    'TORCH_LIBRARY_IMPL(kg, CPU, m) { m.impl("op", [](const torch::Tensor& x) { return op_cpu(x); }); }',
+])
+def test_custom_op_in_its_own_namespace_is_neither_tamper_nor_unlaunched(registration):
+    r = run_precheck(_OP_TEMPLATE.format(registration=registration), REFERENCE, policy="source_strict",
+                     precision="fp32")
+    assert not {"RH-05", "RH-13"} & set(r.codes), [(f.code, f.evidence["hits"]) for f in r.findings]
+    assert [k["launched"] for k in r.facts.declared_kernels] == [True]
+
+
+@pytest.mark.parametrize("registration", [
+    'TORCH_LIBRARY_IMPL(aten, CPU, m) { m.impl("copy_", op_cpu); }',
+    'TORCH_LIBRARY_IMPL(prims, CPU, m) { m.impl("mul", op_cpu); }',
+    'TORCH_LIBRARY_IMPL(_, AutogradCPU, m) { m.fallback(torch::CppFunction::makeFallthrough()); }',
+    'TORCH_LIBRARY_FRAGMENT(aten, m) { m.def("kg_extra(Tensor x) -> Tensor"); }',
+    'TORCH_LIBRARY_IMPL(kg, CPU, m) { m.impl("aten::mul.Tensor", op_cpu); }',
+    '#define R TORCH_LIBRARY_IMPL\nR(aten, CPU, m) { m.impl("exp", op_cpu); }',
+    'static auto lib = torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);',
+    'static auto h = c10::Dispatcher::singleton().findSchemaOrThrow("aten::mul", "Tensor");',
+])
+def test_cxx_registration_on_a_built_in_namespace_is_tamper(registration):
+    r = run_precheck(_OP_TEMPLATE.format(registration=registration), REFERENCE, policy="practical",
+                     precision="fp32")
+    assert "RH-05" in r.codes and r.by_code("RH-05").severity == "error"
+
+
+@pytest.mark.parametrize("body, fires", [
+    ("return torch::from_blob(buf, x.sizes(), [](void* p) { free(p); }, x.options());", True),
+    ("return torch::from_blob(buf, x.sizes(), x.strides(), release, x.options());", True),
+    ("return at::for_blob(buf, x.sizes()).deleter(release).make_tensor();", True),
+    ("mprotect(buf, 4096, PROT_NONE); return x;", True),
+    ("signal(SIGSEGV, handler); return x;", True),
+    ("std::signal(SIGBUS, handler); return x;", True),
+    ("int id = shmget(7, 4096, 01600); return x;", True),
+    ("int q = mq_open(\"/q\", 0100); return x;", True),
+    ("return torch::from_blob(buf, x.sizes(), x.options()).clone();", False),
+    ("return torch::from_blob(buf, x.sizes(), x.strides(), x.options()).clone();", False),
+    ("float signal = 1.0f; return x * signal;", False),
+])
+def test_cxx_fault_machinery_and_ipc_are_native_syscall_findings(body, fires):
+    src = _OP_TEMPLATE.format(registration=(
+        "void release(void* p) { }\nvoid handler(int s) { }\n"
+        f"torch::Tensor g(torch::Tensor x) {{ float* buf = x.data_ptr<float>(); {body} }}"))
+    r = run_precheck(src, REFERENCE, policy="practical", precision="fp32")
+    assert ("RH-50" in r.codes) is fires, [(f.code, f.evidence["hits"]) for f in r.findings]

@@ -57,7 +57,9 @@ _TABLE = [
              "Write the kernel as plain source; dynamic execution hides what runs.",
              _sev("error"), ("A45",)),
     CodeInfo("RH-05", "RH-STATIC-HARNESS-TAMPER", "static",
-             "Source rebinds attributes of torch, time, builtins or other shared modules, overrides aten operators or interposes CUDA runtime symbols",
+             "Source rebinds attributes of torch, time, builtins or other shared modules, overrides aten operators "
+             "(in Python or with C++ TORCH_LIBRARY_IMPL/m.impl on aten, prims or the catch-all namespace) or "
+             "interposes CUDA runtime symbols",
              "Do not monkey-patch library, timing or comparison APIs.",
              _sev("error"), ("A07", "A09", "A08")),
     CodeInfo("RH-06", "RH-STATIC-INTROSPECTION", "static",
@@ -207,7 +209,8 @@ _TABLE = [
              "Fix the build or import error; a candidate that does not load earns no result.",
              _sev("error"), ()),
     CodeInfo("RH-43", "RH-HOST-MEMORY", "worker",
-             "Candidate worker's private resident host memory exceeded its limit (the worker was killed)",
+             "Candidate worker's resident host memory (its children and the shared memory it created included) "
+             "exceeded its limit (the worker was killed)",
              "Keep host memory bounded; the limit scales with the problem's data (host_memory_* settings).",
              _sev("error"), ()),
     CodeInfo("RH-44", "RH-REFERENCE-TOO-LARGE", "evaluator",
@@ -231,8 +234,10 @@ _TABLE = [
     # --- OS containment (kernelbench.reward_hardening.containment; docs/security-audit.md)
     CodeInfo("RH-50", "RH-STATIC-NATIVE-SYSCALL", "static",
              "Embedded C/C++/CUDA makes raw system calls (syscall(), SYS_/__NR_ numbers, host inline asm), "
-             "calls process-control entry points (ptrace, process_vm_readv, prctl, setsid, kill) or looks up "
-             "driver entry points at run time (cuGetProcAddress, cudaGetDriverEntryPoint, dlsym)",
+             "calls process-control entry points (ptrace, process_vm_readv, prctl, setsid, kill), looks up "
+             "driver entry points at run time (cuGetProcAddress, cudaGetDriverEntryPoint, dlsym), sets up "
+             "memory-fault machinery (sigaction/signal/sigaltstack, PROT_NONE mappings, mremap, madvise, "
+             "userfaultfd, from_blob with a custom deleter) or creates System V / POSIX IPC objects",
              "Kernels need none of these; write the computation, not system calls.",
              _sev("error"), ("A10", "A26", "A44")),
     CodeInfo("RH-51", "RH-PROCESS-ESCAPE", "worker",
@@ -245,6 +250,12 @@ _TABLE = [
              "(ptrace, process_vm_readv/writev, kcmp, pidfd_getfd, process_madvise, a non-x86-64 ABI)",
              "Do not inspect or attach to other processes.",
              _sev("error"), ("A26",)),
+    CodeInfo("RH-53", "RH-OBJECT-ESCAPE", "worker",
+             "The candidate left an OS object behind when its worker ended (System V shared memory, semaphore "
+             "or message queue, POSIX shared memory or message queue, a file in a shared directory, a mount); "
+             "the containment sweep listed and removed it",
+             "Create no IPC objects or files outside the workspace; nothing may outlive the evaluation.",
+             _sev("error"), ("A43", "A46")),
 ]
 
 CODES: dict[str, CodeInfo] = {c.code: c for c in _TABLE}

@@ -115,6 +115,9 @@ class HardeningConfig:
     max_plausible_speedup: float = 50.0
     profile_backend: bool = True
     disabled_detectors: frozenset = field(default_factory=frozenset)  # codes switched off (tests only)
+    # containment mechanisms left off for the candidate (tests only: a fixture that shows the
+    # sweep catches what Landlock would otherwise have refused, as on CUDA where it is off)
+    sandbox_skip: frozenset = field(default_factory=frozenset)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -122,6 +125,7 @@ class HardeningConfig:
         if self.policy not in POLICIES:
             raise ValueError(f"reward_hardening_policy must be one of {POLICIES}, got {self.policy!r}")
         self.disabled_detectors = frozenset(self.disabled_detectors)
+        self.sandbox_skip = frozenset(self.sandbox_skip)
         if self.judge_host_memory_bytes is None:
             self.judge_host_memory_bytes = int(0.6 * _total_memory_bytes())
 

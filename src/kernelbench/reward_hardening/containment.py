@@ -89,6 +89,10 @@ NR = {
     "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
     "fsmount": 432, "fspick": 433, "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440,
     "mount_setattr": 442, "landlock_create_ruleset": 444, "landlock_add_rule": 445, "landlock_restrict_self": 446,
+    # System V and POSIX IPC
+    "shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65, "semctl": 66, "msgget": 68, "msgsnd": 69,
+    "msgrcv": 70, "msgctl": 71, "semtimedop": 220, "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242,
+    "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
 }
 # calls that reach into another process: the worker is killed (SIGSYS) so the attempt is seen (RH-52)
 KILL_CALLS = ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "process_madvise")
@@ -100,12 +104,20 @@ EPERM_CALLS = ("mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "
                "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "iopl", "ioperm", "syslog",
                "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr", "quotactl",
                "vhangup", "lookup_dcookie")
+# System V and POSIX message-queue calls: refused (EPERM) only where the candidate cannot get an
+# IPC namespace of its own; inside its own namespace they stay allowed (docs/security-audit.md)
+IPC_CALLS = ("shmget", "shmat", "shmctl", "semget", "semop", "semtimedop", "semctl", "msgget", "msgsnd", "msgrcv",
+             "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr")
 _CLONE_NS_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 \
     | 0x00000080  # NEWNS CGROUP UTS IPC USER PID NET TIME
 _PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 4, 38, 36, 37
 _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, _PR_SET_PDEATHSIG, _PR_SET_MM = 24, 47, 4, 1, 35
 _PR_SET_PTRACER = 0x59616D61
-_CLONE_NEWCGROUP = 0x02000000
+_CLONE_NEWCGROUP, _CLONE_NEWIPC, _CLONE_NEWNS = 0x02000000, 0x08000000, 0x00020000
+_MS_REC, _MS_PRIVATE, _MNT_DETACH = 0x4000, 0x40000, 2
+_IPC_RMID = 0
+# the candidate's own group id: every file, SysV object or message queue it creates carries it
+_GID_BASE, _GID_SPAN = 1_900_000_000, 100_000_000
 _AUDIT_ARCH_X86_64 = 0xC000003E
 _RET_KILL_PROCESS, _RET_ALLOW, _RET_ERRNO = 0x80000000, 0x7FFF0000, 0x00050000
 _SECCOMP_SET_MODE_FILTER, _SECCOMP_FILTER_FLAG_TSYNC = 1, 1
@@ -180,8 +192,12 @@ def _linux_x86_64() -> bool:
 
 
 # --------------------------------------------------------------------------- seccomp
-def _bpf_program() -> bytes:
-    """The candidate's filter as packed ``struct sock_filter`` entries."""
+def _bpf_program(refuse_ipc: bool = False) -> bytes:
+    """The candidate's filter as packed ``struct sock_filter`` entries.
+
+    ``refuse_ipc``: System V IPC and POSIX message queues fail with ``EPERM`` too (the
+    fallback where the candidate could not get an IPC namespace of its own).
+    """
     LD_W_ABS, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
     ins: list[tuple[int, int, int, int]] = []
 
@@ -197,7 +213,7 @@ def _bpf_program() -> bytes:
     for name in KILL_CALLS:
         add(JEQ, 0, 1, NR[name])
         add(RET, 0, 0, _RET_KILL_PROCESS)
-    for name in EPERM_CALLS:
+    for name in EPERM_CALLS + (IPC_CALLS if refuse_ipc else ()):
         add(JEQ, 0, 1, NR[name])
         add(RET, 0, 0, _RET_ERRNO | errno.EPERM)
     add(JEQ, 0, 1, NR["clone3"])
@@ -220,8 +236,8 @@ def _bpf_program() -> bytes:
     return b"".join(struct.pack("<HBBI", *i) for i in ins)
 
 
-def _install_seccomp() -> None:
-    prog = _bpf_program()
+def _install_seccomp(refuse_ipc: bool = False) -> None:
+    prog = _bpf_program(refuse_ipc)
     n = len(prog) // 8
     buf = ctypes.create_string_buffer(prog, len(prog))
 
@@ -406,7 +422,7 @@ def _cgroup_procs(path: str) -> list[int]:
 
 
 # --------------------------------------------------------------------------- probing (parent)
-_STATE: dict[str, Any] = {"caps": None, "base": None, "begun": False, "n": 0, "live": set()}
+_STATE: dict[str, Any] = {"caps": None, "base": None, "begun": False, "n": 0, "live": set(), "memcg": None}
 _LOCK = threading.Lock()
 
 
@@ -474,6 +490,77 @@ def _probe_cgroup() -> tuple[str | None, str]:
     return base, f"cgroup v2 leaf per worker under {base}, killed with cgroup.kill; candidate in a cgroup namespace"
 
 
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
+def _words(path: str) -> list[str]:
+    try:
+        with open(path) as fh:
+            return fh.read().split()
+    except OSError:
+        return []
+
+
+def _enable_memory_controller(base: str) -> tuple[bool, str]:
+    """Enable the memory controller for the worker leaves under ``base`` where the host allows.
+
+    cgroup v2's no-internal-process rule: a cgroup's ``subtree_control`` can name a
+    controller only while the cgroup itself holds no process.  ``base`` never does; its
+    parent (the evaluator's own cgroup) usually does, so the evaluator first moves itself
+    and its own descendants into a leaf of their own, and only where nothing else shares
+    that cgroup (other processes are never moved).
+    """
+    parent = os.path.dirname(base)
+    if "memory" not in _words(os.path.join(parent, "cgroup.controllers")):
+        return False, f"no memory controller delegated to {parent}"
+    if "memory" not in _words(os.path.join(parent, "cgroup.subtree_control")):
+        me = os.getpid()
+        mine = {me, *_descendants(me, _children_map())}
+        procs = [int(x) for x in _words(os.path.join(parent, "cgroup.procs")) if x.isdigit()]
+        others = [p for p in procs if p not in mine]
+        if others:
+            return False, (f"{parent} also holds {len(others)} process(es) that are not the evaluator's; "
+                           "they are not moved, so the memory controller cannot be enabled below it")
+        leaf = os.path.join(parent, f"kernelguard-evaluator-{me}")
+        try:
+            os.makedirs(leaf, exist_ok=True)
+            for p in procs:
+                _write(os.path.join(leaf, "cgroup.procs"), str(p))
+            _write(os.path.join(parent, "cgroup.subtree_control"), "+memory")
+        except OSError as exc:
+            for p in procs:  # undo: back where they were
+                try:
+                    _write(os.path.join(parent, "cgroup.procs"), str(p))
+                except OSError:
+                    pass
+            _rmdir_quiet(leaf)
+            return False, f"cannot enable the memory controller in {parent}: {exc.strerror or exc}"
+    try:
+        _write(os.path.join(base, "cgroup.subtree_control"), "+memory")
+    except OSError as exc:
+        return False, f"cannot enable the memory controller in {base}: {exc.strerror or exc}"
+    return True, f"memory controller enabled for the worker leaves under {base}"
+
+
+def _ipc_namespace_probe() -> None:
+    _sys("unshare", ctypes.c_ulong(_CLONE_NEWIPC))
+    lib = _lib()
+    ctypes.set_errno(0)
+    shmid = lib.shmget(0x4B47, 4096, 0o1600)  # IPC_CREAT | 0600, inside the new namespace
+    if shmid < 0:
+        raise OSError(ctypes.get_errno(), "shmget in a new IPC namespace failed")
+
+
+def _gid_probe() -> None:
+    gid = _GID_BASE + secrets.randbelow(_GID_SPAN)
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    if os.getresgid() != (gid, gid, gid) or os.getgroups():
+        raise OSError(errno.EPERM, "group ids did not change")
+
+
 def capabilities(refresh: bool = False) -> dict[str, Mechanism]:
     """Which containment mechanisms are active on this machine, each with the reason."""
     with _LOCK:
@@ -483,7 +570,8 @@ def capabilities(refresh: bool = False) -> dict[str, Mechanism]:
         if not _linux_x86_64():
             why = f"containment needs Linux on x86-64 (this is {sys.platform}/{os.uname().machine})"
             for name in ("cgroup_kill", "subreaper", "process_containment", "seccomp", "landlock",
-                         "capability_drop", "trusted_not_dumpable"):
+                         "capability_drop", "trusted_not_dumpable", "ipc_namespace", "file_attribution",
+                         "memory_accounting"):
                 caps[name] = Mechanism(name, False, why)
             _STATE["caps"] = caps
             return dict(caps)
@@ -522,6 +610,29 @@ def capabilities(refresh: bool = False) -> dict[str, Mechanism]:
         ok, err = _probe_fork(_drop_capabilities)
         caps["capability_drop"] = Mechanism("capability_drop", ok, "candidate drops every capability "
                                             "(bounding, ambient, effective, permitted)" if ok else err)
+        ok, err = _probe_fork(_ipc_namespace_probe)
+        caps["ipc_namespace"] = Mechanism(
+            "ipc_namespace", ok, "candidate in an IPC namespace of its own: its System V objects and POSIX "
+            "message queues are invisible to every other process and end with it; the sweep lists and removes "
+            "them first" if ok else f"no IPC namespace ({err}): System V IPC and POSIX message queues are refused "
+            "by the seccomp filter instead" + ("" if caps["seccomp"].active else " (but seccomp is unavailable too)"))
+        ok, err = _probe_fork(_gid_probe)
+        caps["file_attribution"] = Mechanism(
+            "file_attribution", ok, "candidate runs under a group id of its own with no supplementary groups: every "
+            "file, System V object and message queue it creates carries that group and is found by the sweep"
+            if ok else f"cannot give the candidate its own group id ({err}): files it leaves in shared directories "
+            "cannot be attributed to it")
+        memcg = _STATE.get("memcg")
+        if memcg is None:
+            memcg = (False, "no cgroup leaves (cgroup v2 unavailable)")
+            if _STATE["base"]:
+                memcg = _enable_memory_controller(_STATE["base"])
+            _STATE["memcg"] = memcg
+        caps["memory_accounting"] = Mechanism(
+            "memory_accounting", True,
+            f"cgroup memory controller: anon + shmem of the worker's leaf ({memcg[1]})" if memcg[0] else
+            "per process: RssAnon + RssShmem of every process in the worker's unit, plus detached System V segments "
+            f"and /dev/shm files of the candidate (cgroup memory controller unavailable: {memcg[1]})")
         caps["trusted_not_dumpable"] = Mechanism("trusted_not_dumpable", True,
                                                  "PR_SET_DUMPABLE 0 on the evaluator, forkserver and trusted workers")
         yama = "/proc/sys/kernel/yama/ptrace_scope"
@@ -635,6 +746,221 @@ def _reap(pids: list[int]) -> None:
             pass
 
 
+# --------------------------------------------------------------------------- objects (parent)
+_SYSV = {"shm": "shmid", "sem": "semid", "msg": "msqid"}
+
+
+def _parse_sysvipc(kind: str, text: str) -> list[dict[str, Any]]:
+    """Rows of ``/proc/sysvipc/<kind>`` as dicts (integers where the column is numeric)."""
+    lines = text.splitlines()
+    if not lines:
+        return []
+    cols = lines[0].split()
+    out = []
+    for line in lines[1:]:
+        vals = line.split()
+        if len(vals) != len(cols):
+            continue
+        row: dict[str, Any] = {}
+        for k, v in zip(cols, vals):
+            try:
+                row[k] = int(v, 8) if k == "perms" else int(v)
+            except ValueError:
+                row[k] = v
+        row["kind"] = f"sysv_{kind}"
+        row["id"] = row.get(_SYSV[kind])
+        out.append(row)
+    return out
+
+
+def _read_fd(fd: int) -> str:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while True:
+        b = os.read(fd, 1 << 16)
+        if not b:
+            break
+        chunks.append(b)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def _in_namespace(ns_fd: int | None, fn):
+    """``fn()`` in a short-lived thread that joined the IPC namespace ``ns_fd`` (this thread stays put).
+
+    The IPC namespace is per thread, so the evaluator's other threads never see it;
+    ``None`` runs ``fn`` in the calling thread (the evaluator's own namespace).
+    """
+    if ns_fd is None:
+        return fn()
+    out: dict[str, Any] = {}
+
+    def body() -> None:
+        try:
+            _sys("setns", ctypes.c_int(ns_fd), ctypes.c_int(_CLONE_NEWIPC))
+            out["r"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            out["e"] = exc
+
+    t = threading.Thread(target=body, name="kernelguard-ipc-inspect", daemon=True)
+    t.start()
+    t.join()
+    if "e" in out:
+        raise out["e"]
+    return out.get("r")
+
+
+def _sysv_remove(obj: dict) -> bool:
+    lib = _lib()
+    ctypes.set_errno(0)
+    i = ctypes.c_int(int(obj["id"]))
+    if obj["kind"] == "sysv_shm":
+        r = lib.syscall(ctypes.c_long(NR["shmctl"]), i, ctypes.c_int(_IPC_RMID), None)
+    elif obj["kind"] == "sysv_sem":
+        r = lib.syscall(ctypes.c_long(NR["semctl"]), i, ctypes.c_int(0), ctypes.c_int(_IPC_RMID), None)
+    else:
+        r = lib.syscall(ctypes.c_long(NR["msgctl"]), i, ctypes.c_int(_IPC_RMID), None)
+    return r == 0
+
+
+def _mqueues_in(scratch: str, remove: bool) -> list[dict]:
+    """POSIX message queues of the calling thread's IPC namespace (mounted in a private mount namespace).
+
+    Runs in a thread of its own (:func:`_in_namespace`): ``unshare(CLONE_NEWNS)`` gives the
+    thread a mount namespace nobody else uses, marked private so the mount never
+    propagates to the evaluator's; it ends with the thread.
+    """
+    lib = _lib()
+    _sys("unshare", ctypes.c_ulong(_CLONE_NEWNS))
+    ctypes.set_errno(0)
+    if lib.mount(None, b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None) != 0:
+        raise OSError(ctypes.get_errno(), "making the inspection mount namespace private failed")
+    if lib.mount(b"mqueue", scratch.encode(), b"mqueue", ctypes.c_ulong(0), None) != 0:
+        raise OSError(ctypes.get_errno(), "mounting the message-queue file system failed")
+    out = []
+    try:
+        for name in sorted(os.listdir(scratch)):
+            p = os.path.join(scratch, name)
+            info: dict[str, Any] = {"kind": "posix_mqueue", "name": "/" + name}
+            try:
+                st = os.lstat(p)
+                info.update(uid=st.st_uid, gid=st.st_gid)
+                with open(p) as fh:
+                    info["status"] = " ".join(fh.read().split())[:200]
+            except OSError:
+                pass
+            if remove:
+                try:
+                    os.unlink(p)
+                    info["removed"] = True
+                except OSError as exc:
+                    info["removed"] = False
+                    info["error"] = exc.strerror
+            out.append(info)
+    finally:
+        lib.umount2(scratch.encode(), _MNT_DETACH)
+    return out
+
+
+def _mountpoints() -> set[str]:
+    try:
+        with open("/proc/self/mountinfo") as fh:
+            return {line.split()[4] for line in fh if len(line.split()) > 4}
+    except OSError:
+        return set()
+
+
+def _scan_roots() -> list[tuple[str, int]]:
+    """Shared writable places searched for the candidate's files: (directory, depth)."""
+    import tempfile
+
+    roots = {os.path.realpath(p): 8 for p in ("/tmp", "/var/tmp", tempfile.gettempdir(), "/dev/shm", "/dev/mqueue")
+             if os.path.isdir(p)}
+    home = os.path.expanduser("~")
+    if os.path.isdir(home):
+        roots.setdefault(os.path.realpath(home), 2)
+    return sorted(roots.items())
+
+
+def _scan_files(gid: int, skip: list[str], budget: int = 100_000) -> tuple[list[dict], bool]:
+    """Entries carrying the candidate's group under the shared roots; (found, truncated)."""
+    skip = [os.path.realpath(p) for p in skip if p]
+    found: list[dict] = []
+    seen = 0
+    truncated = False
+    for root, depth in _scan_roots():
+        try:
+            dev = os.lstat(root).st_dev
+        except OSError:
+            continue
+        work = [(root, 0)]
+        while work:
+            d, level = work.pop()
+            try:
+                it = list(os.scandir(d))
+            except OSError:
+                continue
+            for e in it:
+                seen += 1
+                if seen > budget:
+                    truncated = True
+                    break
+                p = e.path
+                if any(_under(p, q) for q in skip):
+                    continue
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if st.st_gid == gid:
+                    kind = "dir" if e.is_dir(follow_symlinks=False) else "file"
+                    if _under(p, "/dev/shm"):
+                        kind = "posix_shm" if kind == "file" else "shm_dir"
+                    elif _under(p, "/dev/mqueue"):
+                        kind = "posix_mqueue"
+                    found.append({"kind": kind, "path": p, "bytes": st.st_blocks * 512, "mtime": int(st.st_mtime)})
+                    continue  # a directory of the candidate's is removed whole
+                if e.is_dir(follow_symlinks=False) and level + 1 < depth and st.st_dev == dev:
+                    work.append((p, level + 1))
+            if truncated:
+                break
+        if truncated:
+            break
+    return found, truncated
+
+
+def _remove_path(p: str) -> bool:
+    import shutil
+
+    try:
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p)
+        else:
+            os.unlink(p)
+        return True
+    except OSError:
+        return False
+
+
+def _proc_memory(pid: int) -> int:
+    st = _status(pid)
+    total = 0
+    for key in ("RssAnon", "RssShmem"):
+        try:
+            total += int(st.get(key, "0 kB").split()[0]) * 1024
+        except (ValueError, IndexError):
+            pass
+    return total
+
+
+def _memcg_bytes(cgroup: str) -> int | None:
+    try:
+        with open(os.path.join(cgroup, "memory.stat")) as fh:
+            stat = dict(line.split() for line in fh if len(line.split()) == 2)
+        return int(stat.get("anon", 0)) + int(stat.get("shmem", 0))
+    except (OSError, ValueError):
+        return None
+
+
 @dataclass
 class Unit:
     """One worker's containment unit (parent side)."""
@@ -644,18 +970,27 @@ class Unit:
     pid: int | None = None
     report: dict = field(default_factory=dict)
     _spec: dict = field(default_factory=dict)
+    gid: int | None = None  # the candidate's own group id (file_attribution)
+    skip_paths: list = field(default_factory=list)  # the candidate's own writable directories
+    peak_memory_bytes: int = 0
+    _ipc_fd: int | None = None  # the candidate's IPC namespace, held open until the sweep
+    _shm_fd: int | None = None  # /proc/sysvipc/shm as seen from inside that namespace
+    _mounts: set = field(default_factory=set)
 
     def child_spec(self, private: list[str] | None = None, extra_rw: list[str] | None = None,
-                   device: str | None = None) -> dict:
+                   device: str | None = None, skip: Any = ()) -> dict:
         """The ``spec["containment"]`` entry that :func:`enter` applies in the child.
 
         ``private``: directories the candidate must not read (the evaluation root's
         parent, where other evaluations live); the temporary roots are always private.
+        ``skip``: mechanisms left off (``HardeningConfig.sandbox_skip``, tests only); the
+        record then shows them as not applied.
         The worker's workspace, build and spill directories (from the worker spec) are
         its only writable places, plus ``extra_rw``.
         """
         import tempfile
 
+        skip_cfg = set(skip or ())
         caps = capabilities()
         strict = self.role == "candidate"
         tmp_roots = {tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm"}
@@ -669,12 +1004,23 @@ class Unit:
         # KERNELGUARD_SANDBOX_SKIP=landlock,seccomp,... leaves those mechanisms off for the
         # candidate; the record then shows them as not applied (ERROR, UNSUPPORTED if required).
         skip = {x.strip() for x in os.environ.get("KERNELGUARD_SANDBOX_SKIP", "").split(",") if x.strip()}
+        skip |= set(skip_cfg)
+        if self.gid is None:
+            self.gid = _GID_BASE + secrets.randbelow(_GID_SPAN)
+        seccomp = strict and caps["seccomp"].active and "seccomp" not in skip
+        ipc_ns = strict and caps["ipc_namespace"].active and "ipc_namespace" not in skip
         self._spec = {
             "cgroup": self.cgroup,
             "cgroup_ns": strict and self.cgroup is not None and "cgroup_ns" not in skip,
             "protect": "trusted_not_dumpable" not in skip,
             "landlock_off_reason": None,
-            "seccomp": strict and caps["seccomp"].active and "seccomp" not in skip,
+            "seccomp": seccomp,
+            "ipc_ns": ipc_ns,
+            # no namespace of its own: System V IPC and POSIX message queues are refused instead
+            "refuse_ipc": seccomp and not ipc_ns,
+            "gid": self.gid if strict and caps["file_attribution"].active and "file_attribution" not in skip
+            else None,
+            "memory": "cgroup" if self.cgroup and _memcg_bytes(self.cgroup) is not None else "proc",
             "landlock": min(landlock_abi(), int(os.environ.get("KERNELGUARD_LANDLOCK_MAX_ABI", "99")))
             if strict and caps["landlock"].active and "landlock" not in skip else 0,
             "drop_caps": strict and caps["capability_drop"].active and "capability_drop" not in skip,
@@ -693,11 +1039,176 @@ class Unit:
                                                  "import of the judge's lent tensors (measured on the H200)")
         return dict(self._spec)
 
-    def attach(self, pid: int | None) -> None:
+    def attach(self, pid: int | None, spec: dict | None = None) -> None:
+        """Right after the worker started: remember it (and ``spec``'s writable directories)."""
         self.pid = pid
         if self.role == "candidate" and pid:
             with _LOCK:
                 _STATE["live"].add(pid)
+            self._mounts = _mountpoints()
+            if spec:
+                self.skip_paths = [spec.get("workspace"), spec.get("build_dir"), spec.get("spill_dir"),
+                                   *(self._spec.get("rw") or [])]
+
+    def __del__(self) -> None:  # a unit dropped without a sweep must not keep the namespace alive
+        for fd in (self._shm_fd, self._ipc_fd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def _grab_namespace(self, pids: list[int]) -> None:
+        """Hold the candidate's IPC namespace open (so its objects can be listed after it ended)."""
+        if self._ipc_fd is not None or not self._spec.get("ipc_ns"):
+            return
+        try:
+            host = os.stat("/proc/self/ns/ipc").st_ino
+        except OSError:
+            return
+        for p in pids:
+            try:
+                fd = os.open(f"/proc/{p}/ns/ipc", os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                continue
+            if os.fstat(fd).st_ino == host:  # not entered yet (or not the candidate's)
+                os.close(fd)
+                continue
+            self._ipc_fd = fd
+            try:
+                self._shm_fd = _in_namespace(fd, lambda: os.open("/proc/sysvipc/shm", os.O_RDONLY | os.O_CLOEXEC))
+            except OSError:
+                self._shm_fd = None
+            return
+
+    def _leaf_pids(self) -> list[int]:
+        if self.cgroup:
+            return _cgroup_procs(self.cgroup)
+        if self.pid:
+            return [self.pid, *_descendants(self.pid, _children_map())]
+        return []
+
+    def memory_bytes(self) -> int | None:
+        """Resident memory charged to this worker (``None`` where it cannot be read).
+
+        Trusted workers: their private (anonymous) resident memory.  The candidate: the
+        cgroup memory controller's anon + shmem of its leaf where available (children,
+        shared memory and tmpfs files included); otherwise RssAnon + RssShmem of every
+        process in its unit, plus System V segments no process has attached and
+        /dev/shm files that carry its group.
+        """
+        if not self.pid:
+            return None
+        if self.role != "candidate":
+            st = _status(self.pid)
+            try:
+                return int(st["RssAnon"].split()[0]) * 1024
+            except (KeyError, ValueError, IndexError):
+                return None
+        pids = self._leaf_pids()
+        self._grab_namespace([self.pid])  # while it runs: a live child of ours, never a reused pid
+        total = _memcg_bytes(self.cgroup) if self._spec.get("memory") == "cgroup" and self.cgroup else None
+        if total is None:
+            if not os.path.exists(f"/proc/{self.pid}"):
+                return None
+            total = sum(_proc_memory(p) for p in pids)
+            total += sum(o.get("rss", 0) for o in self._sysv_objects() if o["kind"] == "sysv_shm"
+                         and not o.get("nattch"))
+            if self.gid is not None and os.path.isdir("/dev/shm"):
+                try:
+                    for e in os.scandir("/dev/shm"):
+                        st = e.stat(follow_symlinks=False)
+                        if st.st_gid == self.gid:
+                            total += st.st_blocks * 512
+                except OSError:
+                    pass
+        self.peak_memory_bytes = max(self.peak_memory_bytes, total)
+        return total
+
+    def _sysv_objects(self) -> list[dict]:
+        """System V objects of the candidate: everything in its namespace, else those of its group."""
+        if self._ipc_fd is not None:
+            rows: list[dict] = []
+            if self._shm_fd is not None:
+                rows += _parse_sysvipc("shm", _read_fd(self._shm_fd))
+            return rows
+        if self.gid is None:
+            return []
+        rows = []
+        for kind in _SYSV:
+            try:
+                with open(f"/proc/sysvipc/{kind}") as fh:
+                    rows += [r for r in _parse_sysvipc(kind, fh.read()) if r.get("cgid") == self.gid]
+            except OSError:
+                pass
+        return rows
+
+    def _objects(self) -> tuple[list[dict], dict]:
+        """Every object the candidate left (listed, then removed) and what was checked."""
+        objs: list[dict] = []
+        checked: dict[str, Any] = {}
+        ns = self._ipc_fd
+        try:
+            if ns is not None:
+                def sysv() -> list[dict]:
+                    rows = []
+                    for kind in _SYSV:
+                        with open(f"/proc/sysvipc/{kind}") as fh:
+                            rows += _parse_sysvipc(kind, fh.read())
+                    for r in rows:
+                        r["removed"] = _sysv_remove(r)
+                    return rows
+
+                objs += _in_namespace(ns, sysv)
+                checked["sysv_ipc"] = "every object in the candidate's IPC namespace (/proc/sysvipc)"
+                import tempfile
+
+                scratch = tempfile.mkdtemp(prefix="kernelguard-mq-")
+                try:
+                    objs += _in_namespace(ns, lambda: _mqueues_in(scratch, remove=True))
+                    checked["posix_mqueue"] = "every queue in the candidate's IPC namespace (mqueue file system)"
+                except OSError as exc:
+                    checked["posix_mqueue"] = f"not listed ({exc}); the queues end with the namespace"
+                finally:
+                    _rmdir_quiet(scratch)
+            elif self._spec.get("ipc_ns"):
+                checked["sysv_ipc"] = checked["posix_mqueue"] = (
+                    "the candidate's IPC namespace ended with its last process, and every object in it")
+            else:
+                rows = self._sysv_objects()
+                for r in rows:
+                    r["removed"] = _sysv_remove(r)
+                objs += rows
+                checked["sysv_ipc"] = ("host namespace: objects whose creator group is the candidate's"
+                                       if self.gid is not None else "not attributable (no group of its own)")
+                checked["posix_mqueue"] = ("refused by the seccomp filter" if self._spec.get("refuse_ipc")
+                                           else "host /dev/mqueue searched by group" if self.gid is not None
+                                           else "not checked")
+        finally:
+            if ns is not None:
+                for fd in (self._shm_fd, ns):
+                    if fd is not None:
+                        try:
+                            os.close(fd)
+                        except OSError:
+                            pass
+                self._ipc_fd = self._shm_fd = None
+        if self.gid is not None:
+            files, truncated = _scan_files(self.gid, self.skip_paths)
+            for f in files:
+                f["removed"] = _remove_path(f["path"])
+            objs += files
+            checked["files"] = {"roots": [r for r, _ in _scan_roots()], "group": self.gid, "truncated": truncated,
+                                "not_searched": "the candidate's workspace, build and spill directories (its own)"}
+        else:
+            checked["files"] = "not attributable (the candidate has no group of its own)"
+        if self._mounts:
+            new = sorted(_mountpoints() - self._mounts)
+            for m in new:
+                gone = _lib().umount2(m.encode(), _MNT_DETACH) == 0
+                objs.append({"kind": "mount", "path": m, "removed": gone})
+            checked["mounts"] = "evaluator's mount table before and after the candidate"
+        return objs, checked
 
     def verify(self) -> dict:
         """What the kernel says the worker runs under (read from /proc, not from the worker)."""
@@ -708,6 +1219,15 @@ class Unit:
                "cap_eff": st.get("CapEff"), "cap_bnd": st.get("CapBnd")}
         if self.cgroup:
             out["in_cgroup"] = self.pid in _cgroup_procs(self.cgroup)
+        if self.role == "candidate":
+            try:
+                out["own_ipc_ns"] = os.stat(f"/proc/{self.pid}/ns/ipc").st_ino != os.stat("/proc/self/ns/ipc").st_ino
+            except OSError:
+                out["own_ipc_ns"] = None
+            gids = st.get("Gid", "").split()
+            out["gid"] = int(gids[0]) if gids and all(g == gids[0] for g in gids) else st.get("Gid")
+            out["groups"] = st.get("Groups", "")
+            self._grab_namespace([self.pid])
         self.report["verified"] = out
         return out
 
@@ -716,6 +1236,8 @@ class Unit:
         survivors: list[dict] = []
         method = "cgroup" if self.cgroup else "subreaper"
         me = os.getpid()
+        if self.role == "candidate":  # before anything is killed: the namespace lives while a process does
+            self._grab_namespace(self._leaf_pids())
         if self.cgroup:
             pids = [p for p in _cgroup_procs(self.cgroup) if p != self.pid]
             survivors = [_proc_info(p) for p in pids]
@@ -761,6 +1283,14 @@ class Unit:
         self.report.update({"role": self.role, "method": method, "survivors": survivors,
                             "left_running": left, "sigsys": sigsys, "exitcode": exitcode,
                             "applied": {k: v for k, v in self._spec.items() if k not in ("rw", "ro", "private")}})
+        if self.role == "candidate":
+            try:
+                objects, checked = self._objects()
+            except Exception as exc:  # noqa: BLE001 - fail closed: an unchecked sweep is reported as such
+                objects, checked = [], {"error": f"{type(exc).__name__}: {exc}"}
+            checked["processes"] = method
+            self.report.update({"objects": objects, "checked": checked,
+                                "memory": {"method": self._spec.get("memory"), "peak_bytes": self.peak_memory_bytes}})
         return dict(self.report)
 
 
@@ -812,6 +1342,14 @@ def enter(spec: dict) -> dict:
         if cspec.get("cgroup_ns"):
             _sys("unshare", ctypes.c_ulong(_CLONE_NEWCGROUP))
             applied["cgroup_ns"] = True
+        if cspec.get("ipc_ns"):
+            _sys("unshare", ctypes.c_ulong(_CLONE_NEWIPC))
+            applied["ipc_ns"] = True
+        if cspec.get("gid") is not None:
+            gid = int(cspec["gid"])
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            applied["gid"] = gid
         if cspec.get("landlock"):
             # /proc/self: the CUDA driver writes there during cuInit (cudaGetDeviceCount fails with
             # error 304 without it, measured on the H200); it resolves to this process only
@@ -823,7 +1361,7 @@ def enter(spec: dict) -> dict:
             _drop_capabilities()
             applied["drop_caps"] = True
         if cspec.get("seccomp"):
-            _install_seccomp()
+            _install_seccomp(refuse_ipc=bool(cspec.get("refuse_ipc")))
             applied["seccomp"] = True
     except OSError as exc:
         raise ContainmentError(f"containment of the {role} worker failed: {exc}") from None
@@ -851,12 +1389,14 @@ def record_capabilities(reports: dict, mode: str, rejected: bool) -> dict[str, A
     rep = reports.get("candidate") or {}
     ver = rep.get("verified") or {}
     applied = rep.get("applied") or {}
-    names = ("process_containment", "seccomp", "landlock", "capability_drop", "trusted_not_dumpable")
+    names = ("process_containment", "seccomp", "landlock", "capability_drop", "trusted_not_dumpable",
+             "ipc_namespace", "memory_accounting")
     if rejected or not rep:
         for name in names:
             m = machine[name]
             out[name] = ("SKIPPED", False, f"no candidate worker ran; on this machine: "
                                            f"{'active' if m.active else 'unavailable'} ({m.detail})")
+        out["object_sweep"] = ("SKIPPED", False, "no candidate worker ran")
         return out
 
     def entry(name: str, ok: bool, expected: bool, detail: str) -> tuple:
@@ -886,6 +1426,35 @@ def record_capabilities(reports: dict, mode: str, rejected: bool) -> dict[str, A
                                    and ver.get("cap_bnd") == _ZERO_CAPS, bool(applied.get("drop_caps")),
                                    "CapEff and CapBnd of the candidate are empty")
     out["trusted_not_dumpable"] = entry("trusted_not_dumpable", True, True, machine["trusted_not_dumpable"].detail)
+    if applied.get("ipc_ns"):
+        out["ipc_namespace"] = entry("ipc_namespace", ver.get("own_ipc_ns") is True, True,
+                                     "candidate in an IPC namespace of its own (verified from /proc/<pid>/ns/ipc)")
+    elif applied.get("refuse_ipc") and applied.get("seccomp"):
+        out["ipc_namespace"] = ("AVAILABLE", False, "no IPC namespace on this machine: System V IPC and POSIX "
+                                                    "message queues refused by the candidate's seccomp filter")
+    else:
+        m = machine["ipc_namespace"]
+        out["ipc_namespace"] = ("UNSUPPORTED" if not m.active else "ERROR", False,
+                                m.detail if not m.active else "IPC namespace available but not applied to the "
+                                "candidate, and System V IPC not refused")
+    mem = rep.get("memory") or {}
+    out["memory_accounting"] = ("AVAILABLE", False, (
+        "cgroup memory controller (anon + shmem of the candidate's leaf)" if mem.get("method") == "cgroup" else
+        "RssAnon + RssShmem of every process in the candidate's unit, detached System V segments and /dev/shm "
+        "files of its group") + f"; peak {int(mem.get('peak_bytes') or 0) / 2**30:.2f} GiB")
+    checked = rep.get("checked") or {}
+    objs = rep.get("objects") or []
+    files = checked.get("files")
+    if not checked or checked.get("error"):
+        out["object_sweep"] = ("ERROR", enforce, f"the object sweep did not complete: {checked.get('error')}")
+    elif isinstance(files, dict) and files.get("truncated"):  # fail closed: a leftover file may be unseen
+        out["object_sweep"] = ("ERROR", enforce, "the file search stopped at its entry budget before covering "
+                                                 f"{', '.join(files.get('roots') or [])}")
+    else:
+        out["object_sweep"] = ("AVAILABLE", enforce, (
+            f"checked {', '.join(sorted(checked))}; "
+            + (f"{len(objs)} object(s) left by the candidate, removed (RH-53)" if objs else "nothing left behind")
+            + ("" if isinstance(files, dict) else "; files not attributable (no group of its own)")))
     return out
 
 
@@ -900,6 +1469,9 @@ def limitation(reports: dict) -> str:
     rep = (reports or {}).get("candidate") or {}
     applied = rep.get("applied") or {}
     on = [n for n, ok in (("cgroup leaf + cgroup namespace", applied.get("cgroup_ns")),
+                          ("own IPC namespace", applied.get("ipc_ns")),
+                          ("System V and POSIX queues refused", applied.get("refuse_ipc") and applied.get("seccomp")),
+                          ("own group id", applied.get("gid") is not None),
                           ("subreaper sweep", rep.get("method") == "subreaper"),
                           ("seccomp", applied.get("seccomp")), ("Landlock", applied.get("landlock")),
                           ("no capabilities", applied.get("drop_caps"))) if ok]

@@ -431,11 +431,16 @@ METADATA_DOCS: dict[str, str] = {
     "reward_hardening_error": "The evaluator error behind an RH-32 record (truncated to 2000 characters).",
     "containment": "OS containment (`docs/security-audit.md`): `machine` maps each mechanism this machine "
                    "offers (`cgroup_kill`, `subreaper`, `process_containment`, `seccomp`, `landlock`, "
-                   "`capability_drop`, `trusted_not_dumpable`, `yama_ptrace_scope`) to `{active, detail}`; "
+                   "`capability_drop`, `trusted_not_dumpable`, `ipc_namespace`, `file_attribution`, "
+                   "`memory_accounting`, `yama_ptrace_scope`) to `{active, detail}`; "
                    "`workers` maps each role to its sweep report: `method` (cgroup or subreaper), `survivors` "
                    "(pid, ppid, name, cmdline, sid, seccomp of every process that outlived the worker, killed), "
                    "`left_running`, `sigsys`, `exitcode`, `applied` and, for the candidate, `verified` "
-                   "(Seccomp, NoNewPrivs, CapEff, CapBnd and cgroup membership read from `/proc/<pid>`).",
+                   "(Seccomp, NoNewPrivs, CapEff, CapBnd, cgroup membership, own IPC namespace and group ids read "
+                   "from `/proc/<pid>`), `objects` (every System V object, POSIX message queue, file carrying the "
+                   "candidate's group in the shared temporary directories or the evaluator's home, and new mount "
+                   "it left, each with `kind` and `removed`; RH-53), `checked` (what the object sweep searched and "
+                   "how) and `memory` (`method`: `cgroup` or `proc`, and `peak_bytes`).",
 }
 
 CAPABILITY_DOCS: dict[str, str] = {
@@ -472,6 +477,19 @@ CAPABILITY_DOCS: dict[str, str] = {
                                    "Recorded, not required.",
     "containment_trusted_not_dumpable": "The evaluator, the forkserver and the trusted workers are "
                                         "non-dumpable (`PR_SET_DUMPABLE` 0). Recorded, not required.",
+    "containment_ipc_namespace": "The candidate ran in an IPC namespace of its own (verified from "
+                                 "`/proc/<pid>/ns/ipc`): its System V objects and POSIX message queues were "
+                                 "invisible to other processes and ended with it. Without a namespace the entry "
+                                 "says that seccomp refused System V IPC and message queues instead. Recorded, not "
+                                 "required.",
+    "containment_memory_accounting": "How the candidate's host memory was measured against its limit (RH-43): the "
+                                     "cgroup memory controller's anon + shmem of its leaf, or RssAnon + RssShmem of "
+                                     "every process in its unit plus detached System V segments and `/dev/shm` "
+                                     "files of its group; the detail gives the peak. Recorded, not required.",
+    "containment_object_sweep": "After the candidate ended, the sweep searched for every kind of object it could "
+                                "leave (processes, System V objects, POSIX message queues and shared memory, files "
+                                "in shared directories, mounts), removed what it found and reported it (RH-53). "
+                                "ERROR when the sweep did not complete. Required under `enforce`.",
     "async_timing_check": "CUDA only: CUDA-event times were recorded for the timed samples so RH-36 could "
                           "compare them with host time. AVAILABLE or ERROR; required.",
 }

@@ -178,12 +178,12 @@ def _start_worker(role: str, workspace: str, source_path: str, cfg: HardeningCon
     # the directory holding every evaluation's root is private to it
     unit = containment.new_unit(role)
     spec["containment"] = unit.child_spec(private=[os.path.dirname(os.path.dirname(os.path.abspath(workspace)))],
-                                          device=device)
+                                          device=device, skip=cfg.sandbox_skip)
     handle = WorkerHandle(_JUDGE_TARGET if trusted else _CANDIDATE_TARGET, spec,
                           max_response_bytes=cfg.response_limit_bytes, log_limit_bytes=cfg.log_limit_bytes)
     handle.max_rss_bytes = cfg.judge_host_memory_bytes if trusted else cfg.host_memory_base_bytes
     handle.start()
-    unit.attach(handle.pid)
+    unit.attach(handle.pid, spec)
     handle.unit = unit
     return handle
 

@@ -106,6 +106,9 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
     caps["containment_landlock"] = Capability(*cont["landlock"])
     caps["containment_capability_drop"] = Capability(*cont["capability_drop"])
     caps["containment_trusted_not_dumpable"] = Capability(*cont["trusted_not_dumpable"])
+    caps["containment_ipc_namespace"] = Capability(*cont["ipc_namespace"])
+    caps["containment_memory_accounting"] = Capability(*cont["memory_accounting"])
+    caps["containment_object_sweep"] = Capability(*cont["object_sweep"])
     if rejected:
         return caps
     caps["process_isolation"] = Capability(

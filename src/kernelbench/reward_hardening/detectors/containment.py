@@ -55,3 +55,31 @@ def sandbox_violation(ev) -> list:
     return [finding("RH-52", ev.config.policy, {
         "exit_signal": "SIGSYS", "exitcode": rep.get("exitcode"),
         "filtered": "ptrace, process_vm_readv/writev, kcmp, pidfd_getfd, process_madvise, non-x86-64 ABIs"})]
+
+
+@detector("RH-53")
+def object_escape(ev) -> list:
+    """OS objects the candidate left behind: shared memory, queues, semaphores, files, mounts.
+
+    What it catches: state that outlives the worker without being a process.  An
+    "honest" kernel that creates a System V segment with a fixed key, counts its runs
+    in it and leaves it resident lets the next evaluation read the count (and keeps
+    gigabytes outside every per-process memory figure); a POSIX message queue or
+    ``/dev/shm`` file does the same.  Why it matters: such state carries information
+    between evaluations (replay, phase detection) and holds memory nobody is charged
+    for.  The candidate runs in an IPC namespace of its own (or with System V and
+    message-queue calls refused) and under a group id of its own; after the worker
+    ends, the sweep lists every System V object and message queue of that namespace,
+    the files carrying the candidate's group in the shared temporary directories and
+    the evaluator's home, and new mounts, removes them and reports them here.  Example:
+    ``shmget(0x4B47, 4 << 30, IPC_CREAT | 0600)`` at import and never removed.  Benign
+    case: a candidate that keeps its state in its own process leaves nothing.
+    """
+    rep = _report(ev)
+    objects = rep.get("objects") or []
+    if not objects:
+        return []
+    kinds = sorted({str(o.get("kind")) for o in objects})
+    return [finding("RH-53", ev.config.policy, {
+        "objects": objects[:20], "count": len(objects), "kinds": kinds,
+        "not_removed": [o for o in objects if not o.get("removed")][:20], "checked": rep.get("checked")})]

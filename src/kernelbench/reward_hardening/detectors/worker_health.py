@@ -52,13 +52,18 @@ def worker_limits(ev):
 
 @detector("RH-43")
 def host_memory(ev):
-    """A candidate worker whose private resident memory exceeds its limit is killed (robustness).
+    """A candidate worker whose resident memory exceeds its limit is killed (robustness).
 
-    The parent reads the worker's anonymous resident memory from /proc while it waits
-    for each reply; over the limit (a base plus a multiple of the problem's data on
-    the CPU) the worker is killed and the sample ends here, so one memory-hungry
-    candidate never takes the batch or the machine down.  Memory lent by the judge
-    (inputs, staging buffers) is shared, not private, and does not count.
+    The parent measures the candidate while it waits for each reply; over the limit (a
+    base plus a multiple of the problem's data on the CPU) the worker is killed and the
+    sample ends here, so one memory-hungry candidate never takes the batch or the
+    machine down.  The measure covers what the candidate can hide outside its own
+    private pages: with the cgroup memory controller, anon + shmem of its cgroup leaf
+    (children, shared memory and tmpfs files it created); without it, RssAnon +
+    RssShmem of every process in its unit, System V segments no process has attached
+    and /dev/shm files carrying its group.  Without the controller, judge-lent CPU
+    tensors the candidate touches are counted too (the limit's data factor covers
+    them); with it they stay charged to the judge, which wrote them.
     """
     hits = [e for e in ev.events if e.role == "candidate" and e.kind == "memory"]
     if not hits:

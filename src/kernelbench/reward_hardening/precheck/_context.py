@@ -1528,11 +1528,14 @@ class Context:
                     declared.append({"name": kname, "kind": "cuda", "launched": kname in launched, "line": kline,
                                      "module": m.name})
             elif mapping:
+                # a function Python reaches under another name (a pybind export and an m.impl
+                # registration of the same C++ function) is launched when either name is called
+                reached = {mapping[py] for py in called}
                 for py in sorted(mapping):
                     fdefs = an.functions.get(mapping[py], [])
                     declared.append({"name": py, "kind": "cuda" if (m.lang == "cuda" and not m.units) else "cpp",
-                                     "launched": py in called, "line": fdefs[0].line if fdefs else m.line,
-                                     "module": m.name})
+                                     "launched": py in called or mapping[py] in reached,
+                                     "line": fdefs[0].line if fdefs else m.line, "module": m.name})
             else:
                 declared.append({"name": m.name or "<extension>", "kind": m.lang, "launched": True, "line": m.line,
                                  "module": m.name, "analysed": False})

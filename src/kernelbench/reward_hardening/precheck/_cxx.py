@@ -506,19 +506,56 @@ def analyse_module(toks: list[CTok]) -> ModuleAnalysis:
     for k in range(n - 3):
         if code[k].text in ("def", "impl") and k >= 1 and code[k - 1].text in (".", "->") \
                 and code[k + 1].text == "(" and code[k + 2].kind == "string":
-            pyname = re.split(r"[(\s.]", code[k + 2].text, maxsplit=1)[0]
-            m = k + 3
-            if m < n and code[m].text == ",":
-                m += 1
-                while m < n and code[m].text in ("&", "(", "::") or (m < n and code[m].kind == "ident"
-                                                                  and m + 1 < n and code[m + 1].text == "::"):
-                    m += 1
-                if m < n and code[m].kind == "ident":
-                    pybind.setdefault(pyname, code[m].text)
+            # pybind11 m.def("name", &fn, ...) and the dispatcher's m.def("ns::name(Tensor x) -> Tensor") /
+            # m.impl("name", fn): the name Python reaches and the C++ function bound to it
+            pyname = re.split(r"[(\s.]", code[k + 2].text, maxsplit=1)[0].split("::")[-1]
+            args, _ = _split_args(code, k + 1)
+            target = _bound_function(code, args[1:], functions, pyname, launch_macros) if len(args) > 1 else None
+            if target:
+                pybind.setdefault(pyname, target)
             names_only.add(pyname)  # m.def("op(Tensor x) -> Tensor") declares a schema only
     for pyname in names_only:
         pybind.setdefault(pyname, pyname)
     return ModuleAnalysis(functions, kernels, kernel_refs, outside, pybind)
+
+
+# wrappers around the bound function in registrations: m.impl("op", TORCH_FN(fn)),
+# m.impl("op", torch::dispatch(c10::DispatchKey::CUDA, TORCH_FN(fn))), py::arg("x"), ...
+_BIND_WRAPPERS = {"TORCH_FN", "TORCH_FN_TYPE", "dispatch", "DispatchKey", "CppFunction", "makeFromUnboxedFunction",
+                  "makeFromBoxedFunction", "c10", "torch", "at", "std", "py", "pybind11", "arg", "kw_only",
+                  "call_guard", "gil_scoped_release", "return_value_policy", "CPU", "CUDA", "Meta",
+                  "CompositeImplicitAutograd", "CompositeExplicitAutograd", "Autograd"}
+
+
+def _bound_function(code: list[CTok], args: list[list[CTok]], functions: dict[str, list[CFunc]], pyname: str,
+                    launch_macros: set[str]) -> str | None:
+    """The C++ function a registration binds (a lambda becomes a synthetic function of its own)."""
+    for arg in args:
+        if arg and arg[0].text == "[":  # lambda: [captures](params) { body }
+            depth, start, end = 0, None, None
+            for k, t in enumerate(arg):
+                if t.text == "{":
+                    depth += 1
+                    if depth == 1 and start is None:
+                        start = k + 1
+                elif t.text == "}":
+                    depth -= 1
+                    if depth == 0 and start is not None:
+                        end = k
+                        break
+            if start is None:
+                continue
+            body = arg[start:end]
+            idents = {t.text for t in body if t.kind == "ident"}
+            launches = any(t.text == "<<<" for t in body) or bool(idents & LAUNCH_APIS) or bool(idents & launch_macros)
+            name = f"<lambda {pyname}>"
+            functions.setdefault(name, []).append(CFunc(name, arg[0].line, -1, -1, idents, launches))
+            return name
+    idents = [t.text for arg in args for t in arg if t.kind == "ident" and t.text not in _BIND_WRAPPERS]
+    for name in idents:
+        if name in functions:
+            return name
+    return idents[0] if idents else None
 
 
 def launched_kernels(an: ModuleAnalysis, entries: set[str]) -> set[str]:

@@ -14,6 +14,16 @@ What it catches
     ``sysenter``, ``int $0x80``); and driver entry points obtained at run time
     (``cuGetProcAddress*``, ``cudaGetDriverEntryPoint*``, ``dlsym`` / ``dlvsym``).
 
+    Memory-fault machinery: signal handlers (``sigaction``, ``signal``, ``sigaltstack``,
+    ``std::signal``), ``PROT_NONE`` (an ``mmap`` or ``mprotect`` to no access, so that the
+    first read faults), ``mremap``, ``madvise``, ``userfaultfd`` (and ``UFFDIO_*``,
+    ``<linux/userfaultfd.h>``), and ``from_blob`` / ``for_blob`` with a custom deleter
+    (a lambda, a function of the source or a ``.deleter(...)``), which hands PyTorch
+    storage the extension manages itself.  Inter-process objects that outlive the
+    process: System V IPC (``shmget``, ``shmat``, ``semget``, ``msgget``, ...) and POSIX
+    shared memory, semaphores and message queues (``shm_open``, ``sem_open``,
+    ``mq_open``, ...).
+
 Why it matters
     The other C++ rules are lists of libc names.  ``syscall(SYS_...)``, an ``asm`` block
     that executes the ``syscall`` instruction, and a driver function pointer looked up by
@@ -25,13 +35,19 @@ Why it matters
 
 Example
     ``syscall(SYS_process_vm_readv, getppid(), &local, 1, &remote, 1, 0);`` or
-    ``asm volatile("syscall" : "=a"(r) : "a"(57));`` (a raw ``fork``).
+    ``asm volatile("syscall" : "=a"(r) : "a"(57));`` (a raw ``fork``).  A SIGSEGV handler
+    installed with ``sigaction`` over output storage mapped ``PROT_NONE`` computes each
+    page on first read: ``forward`` returns at once and the work happens when the
+    harness compares the output, outside the timed interval; ``shmget(key, ...)`` with a
+    fixed key keeps state for the next evaluation.
 
 What stays quiet
     Inline PTX inside ``__device__`` / ``__global__`` functions (``asm volatile("ld.global.nc...")``,
     ``mma.sync``, ``cp.async``): GPU code cannot make system calls, and fast honest
     kernels use it.  ``asm`` in comments and string literals, ``__syncthreads``,
-    identifiers that merely contain ``SYS`` (``NUM_SYSTEMS``).
+    identifiers that merely contain ``SYS`` (``NUM_SYSTEMS``); ``torch::from_blob(ptr,
+    sizes, options)`` without a deleter (usually followed by ``.clone()``); a variable
+    or member named ``signal`` that is not called.
 
 Known limits
     The lexer does not run the preprocessor: an ``asm`` block reached only through a
@@ -59,6 +75,62 @@ _SYSCALL_NAME = re.compile(r"^_*syscall\w*$")
 _NR_CONST = re.compile(r"^(SYS_[a-z0-9_]+|__NR_\w+|__NR3264_\w+)$")
 _SYSCALL_INSN = re.compile(r"\bsyscall\b|\bsysenter\b|\bint\s+\$?0x80\b")
 _DEVICE_QUALS = {"__device__", "__global__"}
+FAULT_CALLS = {"signal", "sigaltstack", "sigsegv_install_handler", "mremap", "madvise", "posix_madvise",
+               "userfaultfd", "bsd_signal", "sysv_signal", "sigset"}
+IPC_CALLS = {"shmget", "shmat", "shmctl", "semget", "semop", "semtimedop", "semctl", "msgget", "msgsnd", "msgrcv",
+             "msgctl", "shm_open", "shm_unlink", "sem_open", "sem_unlink", "mq_open", "mq_unlink", "mq_send",
+             "mq_receive", "mq_timedsend", "mq_timedreceive", "ftok"}
+FAULT_HEADERS = {"linux/userfaultfd.h", "sys/shm.h", "sys/ipc.h", "sys/sem.h", "sys/msg.h", "mqueue.h"}
+_UFFD = re.compile(r"^UFFDIO_\w+$")
+
+
+def _call_args(toks, i: int) -> list[list]:
+    """Top-level argument token lists of the call whose ``(`` follows token ``i``."""
+    args: list[list] = [[]]
+    depth = 0
+    for t in toks[i + 1:i + 2000]:
+        if t.text in ("(", "[", "{"):
+            depth += 1
+            if depth == 1:
+                continue
+        elif t.text in (")", "]", "}"):
+            depth -= 1
+            if depth == 0:
+                break
+        elif t.text == "," and depth == 1:
+            args.append([])
+            continue
+        args[-1].append(t)
+    return [a for a in args if a]
+
+
+def _fault_hits(ctx: Context) -> list[Hit]:
+    """PROT_NONE mappings and from_blob/for_blob with a deleter (memory that computes or frees itself)."""
+    out = []
+    for u in ctx.units:
+        toks = u.tokens
+        defined = set(ctx.unit_analysis(u).functions)
+        for i, t in enumerate(toks):
+            if t.kind != "ident":
+                continue
+            nxt = toks[i + 1].text if i + 1 < len(toks) else ""
+            if t.text == "PROT_NONE":
+                out.append(hit(t.line, "C++: PROT_NONE mapping (memory that faults on first access)"))
+            elif _UFFD.match(t.text):
+                out.append(hit(t.line, f"C++: {t.text} (userfaultfd page handling)"))
+            elif t.text == "from_blob" and nxt == "(" and not (i >= 1 and toks[i - 1].text in (".", "->")):
+                args = _call_args(toks, i)
+                for a in args[2:]:
+                    first = a[0].text
+                    names = {x.text for x in a if x.kind == "ident"}
+                    if first == "[" or (len(a) <= 3 and names & defined) or any("delete" in n.lower()
+                                                                              or "free" in n.lower() for n in names):
+                        out.append(hit(t.line, "C++: from_blob with a custom deleter (storage the extension "
+                                               "manages itself)"))
+                        break
+            elif t.text == "deleter" and i >= 1 and toks[i - 1].text in (".", "->") and nxt == "(":
+                out.append(hit(t.line, "C++: for_blob(...).deleter(...) (storage the extension manages itself)"))
+    return out
 
 
 def _device_ranges(toks) -> list[tuple[int, int]]:
@@ -148,8 +220,11 @@ def check(ctx: Context) -> list[Hit]:
             hits.append(hit(ci.line, f"C++: system-call number {ci.text}"))
     hits += ctx.cxx_hits(CXX_CALLS, call_only=True, qualified={"std::" + n for n in ("kill",)})
     hits += [h for h in ctx.cxx_hits(ENTRY_POINTS, call_only=False)]
-    hits += [hit(line, f"C++: #include <{h}>") for line, h in ctx.cxx_headers if h in HEADERS]
+    hits += [hit(line, f"C++: #include <{h}>") for line, h in ctx.cxx_headers if h in HEADERS | FAULT_HEADERS]
     hits += _asm_hits(ctx)
+    hits += ctx.cxx_hits(FAULT_CALLS | IPC_CALLS, call_only=True, qualified={"std::signal"})
+    hits += ctx.cxx_hits({"sigaction"}, call_only=False)  # struct sigaction too: a handler is being set up
+    hits += _fault_hits(ctx)
     return hits
 
 

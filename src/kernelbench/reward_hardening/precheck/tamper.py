@@ -11,7 +11,13 @@ What it catches
     torch.cuda.Event``; ``self.ev = ...``), literal ``getattr`` chains, ``vars(m)[..]`` and
     ``m.__dict__[..]``.  Also ``torch.library`` implementations registered for ``aten``
     / ``prims`` operators, ``py_impl`` overrides and ``torch._C._dispatch_*`` calls.
-    ``os.environ`` writes are left to RH-07.  Embedded C/C++: definitions of functions
+    ``os.environ`` writes are left to RH-07.  Embedded C/C++: ``TORCH_LIBRARY_IMPL`` /
+    ``TORCH_LIBRARY`` / ``TORCH_LIBRARY_FRAGMENT`` blocks for the ``aten``, ``prims``,
+    ``_c10d_functional`` or ``quantized`` namespaces or the catch-all namespace ``_``
+    (also when the macro is reached through a ``#define``), ``m.impl`` / ``m.def`` /
+    ``m.fallback`` of a name qualified with one of those namespaces (``"aten::copy_"``)
+    in any block, ``torch::Library`` objects built by hand for them, and direct use of the
+    dispatcher (``c10::Dispatcher``, ``RegisterOperators``); definitions of functions
     named like CUDA runtime/driver timing and launch APIs (``cudaEventElapsedTime``,
     ``cudaEventRecord``, ``cudaDeviceSynchronize``, ``cudaLaunchKernel``, ...: symbol
     interposition), any use of ``cudaEventElapsedTime``, native patching primitives
@@ -25,7 +31,14 @@ Why it matters
 
 Example
     ``torch.cuda.Event.elapsed_time = lambda self, end: 0.001``; aliased:
-    ``from torch import cuda as c; setattr(c.Event, "elapsed" + "_time", fake)``.
+    ``from torch import cuda as c; setattr(c.Event, "elapsed" + "_time", fake)``; in C++:
+    ``TORCH_LIBRARY_IMPL(aten, CPU, m) { m.impl("copy_", fake_copy); }`` replaces the copy
+    the harness uses to stage and compare tensors.
+
+What stays quiet
+    A custom operator in the candidate's own namespace: ``TORCH_LIBRARY(myops, m)
+    { m.def("op(Tensor x) -> Tensor"); }`` with ``TORCH_LIBRARY_IMPL(myops, CPU, m)
+    { m.impl("op", op_cpu); }``.
 
 Known limits
     Targets reached through function return values or containers
@@ -52,6 +65,47 @@ INTERPOSABLE = {"cudaEventElapsedTime", "cudaEventRecord", "cudaEventRecordWithF
                 "cuStreamSynchronize", "clock_gettime", "gettimeofday"}
 CXX_TAMPER = {"cudaEventElapsedTime", "cuEventElapsedTime", "mprotect", "ptrace", "process_vm_writev",
               "pkey_mprotect"}
+CXX_LIBRARY_MACROS = {"TORCH_LIBRARY_IMPL", "TORCH_LIBRARY", "TORCH_LIBRARY_FRAGMENT"}
+CXX_PROTECTED = set(PROTECTED_NAMESPACES) | {"_"}  # "_": the catch-all namespace (every operator)
+CXX_DISPATCHER = {"Dispatcher", "RegisterOperators"}
+
+
+def _cxx_library_hits(ctx: Context) -> list[Hit]:
+    """Operator registrations in C++ that reach the built-in (or every) operator namespace."""
+    out = []
+    for u in ctx.units:
+        toks = u.tokens
+        # macros that stand for a library macro:  #define REG TORCH_LIBRARY_IMPL
+        aliases = set(CXX_LIBRARY_MACROS)
+        for i, t in enumerate(toks):
+            if t.directive and t.text == "define" and i + 1 < len(toks) and toks[i + 1].kind == "ident":
+                body = [x.text for x in toks[i + 2:i + 40] if x.directive == t.directive]
+                if aliases & set(body):
+                    aliases.add(toks[i + 1].text)
+        for i, t in enumerate(toks):
+            if t.kind != "ident":
+                continue
+            nxt = toks[i + 1].text if i + 1 < len(toks) else ""
+            if t.text in aliases and nxt == "(" and i + 2 < len(toks) and not (t.directive and i >= 1
+                                                                               and toks[i - 1].text == "define"):
+                ns = toks[i + 2].text
+                if ns in CXX_PROTECTED:
+                    what = "the catch-all namespace _" if ns == "_" else f"namespace {ns}"
+                    out.append(hit(t.line, f"C++: {t.text}({ns}, ...) registers kernels for {what}"))
+            elif t.text in ("impl", "def", "fallback", "impl_unboxedOnlyKernel") and i >= 1 \
+                    and toks[i - 1].text in (".", "->") and nxt == "(" and i + 2 < len(toks) \
+                    and toks[i + 2].kind == "string" and toks[i + 2].text.split("::")[0] in CXX_PROTECTED \
+                    and "::" in toks[i + 2].text:
+                out.append(hit(t.line, f"C++: {t.text}(\"{toks[i + 2].text[:60]}\") overrides a built-in operator"))
+            elif t.text == "Library" and nxt in ("(", "{") or (t.text == "Library" and i + 2 < len(toks)
+                                                                and toks[i + 1].kind == "ident"
+                                                                and toks[i + 2].text in ("(", "{")):
+                strs = [x.text for x in toks[i + 1:i + 12] if x.kind == "string"]
+                if any(s in CXX_PROTECTED for s in strs):
+                    out.append(hit(t.line, "C++: torch::Library built for a built-in operator namespace"))
+            elif t.text in CXX_DISPATCHER and not t.directive:
+                out.append(hit(t.line, f"C++: {t.text} (direct use of the operator dispatcher)"))
+    return out
 
 
 def _tightens_precision(ctx: Context, s) -> bool:
@@ -89,6 +143,7 @@ def check(ctx: Context) -> list[Hit]:
         if q.startswith("torch._C._dispatch_") or q.startswith("torch._C._set_dispatch"):
             hits.append(hit(c.line, q))
     hits += ctx.cxx_hits(CXX_TAMPER)
+    hits += _cxx_library_hits(ctx)
     for u in ctx.units:
         for name, defs in ctx.unit_analysis(u).functions.items():
             if name in INTERPOSABLE:
