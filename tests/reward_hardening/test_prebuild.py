@@ -57,3 +57,27 @@ def test_failed_prebuild_is_a_load_failure_record_without_evaluation(tmp_path):
     assert rh["integrity_status"] == "FAIL" and [f["code"] for f in rh["findings"]] == ["RH-42"]
     assert rec["compiled"] is False and "nvcc" in rec["metadata"]["compilation_error"]
     evaluate.close()
+
+
+def test_a_stale_build_baton_is_removed_under_the_build_lock(tmp_path):
+    """A killed build leaves torch's ``lock`` baton behind; the next build must not wait on it."""
+    from kernelbench.reward_hardening.prebuild import build_lock, compiles
+
+    ext = tmp_path / "build" / "kg_ext"
+    ext.mkdir(parents=True)
+    (ext / "lock").write_text("")  # what a SIGKILLed cpp_extension build leaves
+    with build_lock(str(tmp_path / "build"), timeout=5) as removed:
+        assert removed == ["kg_ext/lock"] and not (ext / "lock").exists()
+    assert compiles("from torch.utils.cpp_extension import load_inline") and not compiles("import torch")
+
+
+def test_the_build_lock_excludes_a_second_builder(tmp_path):
+    import pytest
+    from filelock import Timeout
+
+    from kernelbench.reward_hardening.prebuild import build_lock
+
+    with build_lock(str(tmp_path / "b"), timeout=5):
+        with pytest.raises(Timeout):
+            with build_lock(str(tmp_path / "b"), timeout=0.1):
+                pass

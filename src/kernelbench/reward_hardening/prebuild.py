@@ -100,7 +100,7 @@ def prebuild(jobs: list[tuple[str, str, str]], device: str, parallel: int = 8, t
                 out = run_oneshot("kernelbench.reward_hardening.prebuild:build_one",
                                   {"candidate_src": cand, "reference_src": ref, "build_dir": build_dir,
                                    "device": device}, timeout=timeout, workspace=workspace, spec_extra=extra,
-                                  on_start=lambda h: unit.attach(h.pid))
+                                  on_start=lambda h: unit.attach(h.pid, h.spec))
         except Exception as exc:  # the lock timed out: another process builds this source
             return {"ok": False, "error": f"build lock: {type(exc).__name__}: {exc}"}
         finally:

@@ -1,0 +1,75 @@
+"""The memory plan: who gets what of a shared GPU, and when a problem does not fit."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelbench.reward_hardening import memplan
+from kernelbench.reward_hardening.config import HardeningConfig
+from kernelbench.reward_hardening.detectors import REGISTRY
+from kernelbench.reward_hardening.evidence import Evidence
+
+G = 1 << 30
+H200, A100_80 = int(139.8 * G), int(79.6 * G)
+
+
+def test_an_elementwise_problem_with_6_gib_outputs_fits_and_the_candidate_keeps_room_for_its_outputs():
+    p = memplan.plan_memory(H200, 6 * G, 6 * G, 0, 0)
+    assert p.fits and not p.lean
+    # the candidate holds its output and the next one at once, plus workspace: never short
+    assert p.candidate_bytes >= p.min_candidate_bytes >= 2 * 6 * G
+    assert p.judge_bytes + p.candidate_bytes <= H200
+    assert p.judge_bytes >= p.judge_need_bytes
+
+
+def test_lean_plan_when_kept_outputs_do_not_fit_and_unsupported_when_nothing_does():
+    full = memplan.plan_memory(A100_80, 8 * G, 8 * G, 0, 8 * G)
+    assert not full.fits and full.lean  # even recomputing the kept outputs leaves the candidate too little
+    assert "exceed the device" in full.why_not()
+    lean = memplan.plan_memory(A100_80, 6 * G, 6 * G, 0, 0)
+    assert lean.fits
+
+
+def test_small_problems_give_the_candidate_its_floor_not_the_whole_card():
+    p = memplan.plan_memory(H200, 100 << 20, 100 << 20, 0, 0)
+    assert p.fits and p.candidate_bytes == memplan.CANDIDATE_FLOOR_BYTES
+    assert p.judge_fraction >= memplan.JUDGE_FLOOR_FRACTION - 1e-9
+
+
+def test_parameters_count_for_both_sides():
+    without = memplan.plan_memory(H200, G, G, 0, 0)
+    with_params = memplan.plan_memory(H200, G, G, 8 * G, 0)
+    assert with_params.min_candidate_bytes == without.min_candidate_bytes + 8 * G
+    assert with_params.judge_need_bytes == without.judge_need_bytes + 8 * G
+
+
+def _oom_evidence(requested_gib: float, budget_gib: float = 16) -> Evidence:
+    ev = Evidence(config=HardeningConfig(mode="enforce", policy="practical", device="cuda"))
+    ev.memory_plan = {"candidate_bytes": int(budget_gib * G)}
+    ev.oom_events = [{"phase": "correctness:hidden", "requested_bytes": int(requested_gib * G),
+                      "reserved_bytes": 2 * G, "device_total_bytes": H200}]
+    return ev
+
+
+@pytest.mark.parametrize("requested, code", [(20, "RH-39"), (6, "RH-47")])
+def test_an_out_of_memory_is_the_candidates_fault_only_over_its_budget(requested, code):
+    ev = _oom_evidence(requested)
+    found = {c for c in ("RH-39", "RH-47") for _ in REGISTRY[c].func(ev)}
+    assert found == {code}
+
+
+def test_rh47_is_unsupported_not_fail():
+    from kernelbench.reward_hardening.findings import Capability, finding
+    from kernelbench.reward_hardening.verdict import decide
+
+    assert decide([finding("RH-47")], {"x": Capability("AVAILABLE", True, "")}) == "UNSUPPORTED"
+
+
+def test_host_limit_counts_parameters_and_the_judges_footprint():
+    from kernelbench.reward_hardening.pipeline import _host_limit
+
+    cfg = HardeningConfig(device="cuda")
+    base = _host_limit(cfg, "cuda:0", 0)
+    assert base == cfg.host_memory_base_bytes
+    assert _host_limit(cfg, "cuda:0", 0, param_bytes=8 * G) == base + int(cfg.host_memory_param_factor * 8 * G)
+    assert _host_limit(cfg, "cuda:0", 0, reference_rss_bytes=10 * G) == int(cfg.host_memory_reference_factor * 10 * G)
