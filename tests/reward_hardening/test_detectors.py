@@ -378,6 +378,17 @@ def test_rh37_kernels_on_joined_streams_are_info_and_completion_evidence_is_an_e
     assert found[0].evidence["samples_with_work_after_current_stream"] == 10
 
 
+def test_rh37_a_side_stream_kernel_starting_during_the_marker_is_an_error():
+    ev = _evidence()
+    _gpu_side_stream_kernels(ev)
+    ev.profile["marker_end_us"] = 5.0  # the side-stream kernel started at 1.0 us, while the marker spun
+    found = detectors.REGISTRY["RH-37"].func(ev)
+    assert [(f.code, f.severity) for f in found] == [("RH-37", "error")]
+    assert found[0].evidence["kernels_not_ordered_after_the_callers_stream"]["streams"] == [13]
+    ev.profile["marker_end_us"] = 0.5  # started after the marker: ordered after the caller's stream
+    assert [(f.code, f.severity) for f in detectors.REGISTRY["RH-37"].func(ev)] == [("RH-37", "info")]
+
+
 def test_every_runtime_detector_has_a_case():
     assert set(CASES) == set(detectors.REGISTRY)
 

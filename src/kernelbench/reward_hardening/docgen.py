@@ -415,6 +415,12 @@ METADATA_DOCS: dict[str, str] = {
     "declared_kernels": "Custom kernels the precheck found declared in the source.",
     "compilation_error": "Import, build or construction error of the candidate (truncated to 2000 characters).",
     "load_ms": "Time the candidate worker spent importing and constructing `ModelNew` (ms).",
+    "memory_plan": "CUDA: the problem's memory plan on this device (`kernelbench.reward_hardening.memplan`): "
+                   "input, output, parameter and workspace bytes, whether the judge recomputes kept outputs "
+                   "(`lean`), the judge's allocator cap and the candidate's budget (`candidate_bytes`: an "
+                   "out-of-memory over it is RH-39, under it RH-47). Upstream's `correctness_issue` / "
+                   "`runtime_error` (and `*_name`) keys are filled from RH-18's evidence: the failure class and "
+                   "numbers, or the exception's type and source line (never its message).",
     "timing_samples": "Per-sample raw candidate timings: `host_ms`, `event_ms` (CUDA events, `null` on the CPU), "
                       "`other_streams_ms` (device busy after the current stream finished), `rtt_ms` (the "
                       "parent's round trip) and, on CUDA, `window_ms` (events around the pre-start flush and hold "

@@ -55,15 +55,17 @@ def split_marker(kernels: list[dict]) -> dict:
     """Take the harness's marker kernel out of a device trace.
 
     The marker is the earliest ``spin_kernel`` (forward may launch its own later); its
-    stream is the current stream.  Returns ``marker_seen``, ``current_stream`` and the
-    remaining ``kernels``.
+    stream is the current stream.  Returns ``marker_seen``, ``current_stream``,
+    ``marker_end_us`` (when the marker finished) and the remaining ``kernels``.
     """
     marks = sorted((k for k in kernels if MARKER_KERNEL in k["name"]),
                    key=lambda k: float("inf") if k.get("start_us") is None else k["start_us"])
     if not marks:
         return {"marker_seen": False, "current_stream": None, "kernels": kernels[:5000]}
     rest = [k for k in kernels if k is not marks[0]]
-    return {"marker_seen": True, "current_stream": marks[0].get("stream"), "kernels": rest[:5000]}
+    m = marks[0]
+    end = None if m.get("start_us") is None else float(m["start_us"]) + float(m.get("device_us") or 0.0)
+    return {"marker_seen": True, "current_stream": m.get("stream"), "marker_end_us": end, "kernels": rest[:5000]}
 
 
 def backend_state() -> dict[str, Any]:

@@ -502,7 +502,9 @@ class Harness:
         self.sync()
         with ctx as prof:
             if cuda and _cuda_spin is not None:
-                _cuda_spin(1000)
+                # the marker spins as long as the timed calls' pre-start hold: a kernel forward
+                # puts on a stream not ordered after the caller's stream starts while it spins
+                _cuda_spin(max(self.launch_hold_cycles, 1000))
             fn()
             self.sync()
         return prof

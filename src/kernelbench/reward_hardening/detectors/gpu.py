@@ -35,10 +35,13 @@ def deferred_gpu_work(ev):
     Why: work queued on side streams (Python or C++), in graphs or from threads keeps
     the device busy after the timed events stopped, so the time excludes it.
     Example: ``with torch.cuda.stream(side): y = heavy(x)`` returned without a join.
-    Kernels seen on other streams that finished before the caller's stream did are
-    honest (cuDNN and cuBLAS run FFT, dgrad and implicit-GEMM kernels on internal
-    streams they join before returning): recorded as an ``info`` finding, never an
-    error.  The completion evidence alone decides.
+    Kernels seen on other streams are honest when they are ordered after the
+    caller's stream (cuDNN and cuBLAS run FFT, dgrad and implicit-GEMM kernels on
+    internal streams they join both ways): recorded as an ``info`` finding, never an
+    error.  A kernel on another stream that starts while the profiler's marker (as
+    long as the timed calls' pre-start hold) still spins on the caller's stream is not
+    ordered after it: that is an error, since in a timed call it would run inside the
+    flush and hold, which neither the events nor the completion check see.
     """
     cfg = ev.config
     slow = [s for s in ev.samples if s.t_evt is not None and s.other_streams_ms > deferred_limit_ms(s, cfg)]
@@ -54,6 +57,9 @@ def deferred_gpu_work(ev):
                        if any(a in op["name"] for a in _GRAPH_OR_STREAM_APIS)})
         if apis:
             evidence["runtime_apis"] = apis
+    unordered = _unordered_kernels(ev)
+    if unordered:
+        evidence["kernels_not_ordered_after_the_callers_stream"] = unordered
     joined = _other_stream_kernels(ev)
     if not evidence:
         if joined:
@@ -64,6 +70,27 @@ def deferred_gpu_work(ev):
     if joined:
         evidence["kernels_on_other_streams"] = joined
     return [finding("RH-37", cfg.policy, evidence)]
+
+
+def _unordered_kernels(ev) -> dict:
+    """Kernels on other streams that started while the profiler's marker still spun on the caller's stream.
+
+    The marker spins as long as the timed calls' pre-start hold.  A library's internal
+    stream waits for the caller's stream before it starts (cuDNN and cuBLAS join both
+    ways), so its kernels start after the marker ended; a side stream the candidate
+    does not order after the caller's stream starts at once, overlapping work queued
+    before ``forward``: in a timed call it would run during the flush and hold, outside
+    both the event window and the completion check.
+    """
+    if not ev.profile or ev.profile.get("current_stream") is None or ev.profile.get("marker_end_us") is None:
+        return {}
+    current, end = ev.profile["current_stream"], float(ev.profile["marker_end_us"])
+    early = [k for k in ev.profile.get("kernels") or [] if k.get("stream") is not None and k["stream"] != current
+             and k.get("start_us") is not None and float(k["start_us"]) < end]
+    if not early:
+        return {}
+    return {"count": len(early), "streams": sorted({k["stream"] for k in early})[:8],
+            "names": sorted({k["name"][:80] for k in early})[:8]}
 
 
 def _other_stream_kernels(ev) -> dict:
