@@ -222,3 +222,47 @@ def test_256_mib_output_verified_with_the_parent_under_one_gib(tmp_path):
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["status"] == "PASS", result
     assert result["peak_rss_kib"] * 1024 < 1 << 30, result
+
+
+@pytest.mark.parametrize("lean", [False, True])
+def test_lean_plan_recomputes_kept_outputs_with_the_same_verdicts(tmp_path, lean):
+    """The memory plan's lean mode: the canary and replay checks recompute from seeds."""
+    judge, peer = _judge("level1/1_Elementwise_add.py", tmp_path)
+    _ask(judge, peer, {"cmd": "load"})
+    _ask(judge, peer, {"cmd": "configure", "lean": lean})
+    first, fds = _ask(judge, peer, {"cmd": "probe", "seed": 5, "keep_first": True})
+    a, b = (import_tensor(it["shared"], fds) for it in first["inputs"])
+    right_first = a + b
+    for group in ("staging", "staging_after"):
+        (s,) = (import_tensor(m, fds) for m in first[group])
+        s.copy_(right_first)
+    assert _ask(judge, peer, {"cmd": "judge", "written": True})[0]["comparison"]["match"]
+    assert (judge.first["outs"] is None) is lean
+    # a cache replaying the first answer on another input is a replay either way
+    reply, fds = _ask(judge, peer, {"cmd": "probe", "seed": 6})
+    for group in ("staging", "staging_after"):
+        (s,) = (import_tensor(m, fds) for m in reply[group])
+        s.copy_(right_first)
+    verdict, _ = _ask(judge, peer, {"cmd": "judge", "written": True})
+    assert not verdict["comparison"]["match"] and verdict["replay"]
+    # the repeated first input is judged against the (recomputed) first outputs
+    reply, fds = _ask(judge, peer, {"cmd": "probe", "repeat_first": True})
+    a, b = (import_tensor(it["shared"], fds) for it in reply["inputs"])
+    for group in ("staging", "staging_after"):
+        (s,) = (import_tensor(m, fds) for m in reply[group])
+        s.copy_(a + b)
+    assert _ask(judge, peer, {"cmd": "judge", "written": True})[0]["comparison"]["match"]
+
+
+def test_signed_heavy_tail_is_judged_by_the_norm_relative_error(tmp_path):
+    judge, peer = _judge("level1/9_Cumulative_sum.py", tmp_path)
+    _ask(judge, peer, {"cmd": "load"})
+    reply, fds = _ask(judge, peer, {"cmd": "probe", "seed": 3, "perturb": "heavy_tail", "rel_limit": 1e-3})
+    assert reply["perturbation"] == "heavy_tail_signed" and reply["judged_by"] == "relative"
+    (x,) = (import_tensor(it["shared"], fds) for it in reply["inputs"])
+    assert bool((x < 0).any())  # the demo's U[0, 1) input got random signs
+    for group in ("staging", "staging_after"):
+        (s,) = (import_tensor(m, fds) for m in reply[group])
+        s.copy_(torch.cumsum(x, 1) + 9e-5 * torch.cumsum(x.abs(), 1))  # error grows with the magnitudes
+    verdict, _ = _ask(judge, peer, {"cmd": "judge", "written": True})
+    assert not verdict["comparison"]["match"] and "norm-relative" in verdict["comparison"]["reason"]
