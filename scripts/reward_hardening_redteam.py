@@ -98,6 +98,13 @@ def run_fixture(fixture: Any, args: argparse.Namespace) -> dict:
     try:
         from kernelbench.reward_hardening.config import default_build_dir
 
+        source = fixture_source(fixture)
+        if "load_inline" in source:
+            # extensions are compiled ahead, outside the per-request timeout, as a batch's
+            # prebuild does; the evaluation then only loads them from the build directory
+            from kernelbench.reward_hardening.prebuild import prebuild
+
+            prebuild([(source, problem_source(fixture), default_build_dir(source))], args.device, parallel=1)
         cfg = HardeningConfig(mode=fixture.mode, policy=fixture.policy, device=args.device,
                               timeout=float(args.timeout), num_correct_trials=args.num_correct_trials,
                               num_perf_trials=args.num_perf_trials,

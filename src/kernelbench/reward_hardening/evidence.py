@@ -125,4 +125,14 @@ class Evidence:
     candidate_peak_rss_bytes: int = 0  # largest private resident memory the parent saw
     candidate_rss_limit_bytes: int | None = None  # the limit it was held to
     containment: dict = field(default_factory=dict)  # role -> containment.Unit.sweep() report
+    # how the candidate's outputs reached the judge: "trusted" (the parent froze the candidate
+    # and read them with process_vm_readv) or "in_process" (the candidate's harness copied them)
+    read_path: str = "in_process"
+    read_path_detail: str = ""
+    reads: list[dict] = field(default_factory=list)  # trusted reads: phase, bytes, ms, freeze_ms
+    read_failures: list[dict] = field(default_factory=list)  # phase, kind, detail (RH-60)
+    requests: list[dict] = field(default_factory=list)  # every candidate request: phase, cmd, ms (+ bytes)
+    copy_bytes_per_s: float | None = None  # the judge's plain copy rate on the device (RH-61)
+    signals: list[dict] = field(default_factory=list)  # phase, SigCgt read by the parent (RH-62)
+    dispatch: list[dict] = field(default_factory=list)  # phase, watched operators whose kernels changed
     t0: float = field(default_factory=time.monotonic)
