@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from kernelbench.reward_hardening import containment, trusted_read
+from kernelbench.reward_hardening.codes import CODES
 from kernelbench.reward_hardening.shared import SharedArena
 
 pytestmark = pytest.mark.skipif(not trusted_read.available()[0], reason="no process_vm_readv here")
@@ -207,3 +208,28 @@ def test_the_harness_reports_a_kernel_registered_for_copy_():
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[] ['aten::copy_']"
+
+
+# --------------------------------------------------------------------------- end to end, run time alone
+READ_ATTACKS = ("rt_lazy_storage", "rt_copy_override", "rt_slow_staging", "rt_non_dumpable")
+STATIC_CODES = sorted(c for c, info in CODES.items() if info.stage == "static")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fid", READ_ATTACKS)
+def test_read_attacks_fail_with_every_static_code_switched_off(fid):
+    """The run-time defences alone refuse each attack on the read path (the static rules are off)."""
+    import reward_hardening_redteam as rt
+
+    from kernelbench.reward_hardening.fixtures import get_fixture
+
+    parser = rt.build_parser()
+    argv = [x for code in STATIC_CODES for x in ("--disable-detector", code)] + ["--timeout", "5", "--no-progress"]
+    args = parser.parse_args(argv)
+    rt._validate(args, parser)
+    fixture = get_fixture(fid)
+    r = rt.run_fixture(fixture, args)
+    observed = set(r["observed"]["codes"])
+    assert r["observed"]["status"] == "FAIL", r["reasons"]
+    assert set(fixture.must_raise) <= observed, (fid, sorted(observed))
+    assert not observed & set(STATIC_CODES), sorted(observed)

@@ -125,22 +125,30 @@ def freeze(cgroup: str, timeout: float = 5.0) -> float:
     """Freeze every process of the leaf; returns the milliseconds it took (raises ``ReadFailed``)."""
     t0 = time.monotonic()
     try:
-        with open(os.path.join(cgroup, "cgroup.freeze"), "w") as fh:
-            fh.write("1")
         fd = os.open(os.path.join(cgroup, "cgroup.events"), os.O_RDONLY)
     except OSError as exc:
-        raise ReadFailed("freeze", f"cannot freeze the candidate's cgroup: {exc.strerror}") from None
+        raise ReadFailed("freeze", f"cannot watch the candidate's cgroup: {exc.strerror}") from None
     try:
+        try:
+            with open(os.path.join(cgroup, "cgroup.freeze"), "w") as fh:
+                fh.write("1")
+        except OSError as exc:
+            raise ReadFailed("freeze", f"cannot freeze the candidate's cgroup: {exc.strerror}") from None
         poller = select.poll()
         poller.register(fd, select.POLLPRI | select.POLLERR)
         while True:
-            if _events(cgroup).get("frozen") == "1":
+            # reading through the watched descriptor re-arms it: poll then sleeps until the
+            # kernel reports the next change of cgroup.events (no busy loop on a loaded host)
+            try:
+                text = os.pread(fd, 4096, 0).decode()
+            except OSError as exc:
+                raise ReadFailed("freeze", f"cannot read the candidate's cgroup.events: {exc.strerror}") from None
+            if any(line.strip() == "frozen 1" for line in text.splitlines()):
                 return (time.monotonic() - t0) * 1e3
             left = timeout - (time.monotonic() - t0)
             if left <= 0:
                 raise ReadFailed("freeze", f"the candidate's cgroup did not report frozen within {timeout:.1f} s")
-            # cgroup.events signals a change with POLLPRI; a short cap guards a missed edge
-            poller.poll(min(left, 0.01) * 1e3)
+            poller.poll(min(left, 0.05) * 1e3)
     finally:
         os.close(fd)
 
