@@ -6,10 +6,11 @@
 
 ``walltime``: every bundled demo problem's honest solution is evaluated on the hardened
 path (enforce, practical) by two source trees — this one and ``--baseline-src`` (for
-example an export of the commit before the trusted read) — in separate processes that
-alternate round by round on the same machine, so drifting load hits both alike.  Per
-problem the median over the rounds is kept; the report gives the per-problem ratio
-and its geometric mean.
+example an export of the commit before the trusted read) — each in its own long-lived
+process; the two take turns problem by problem (the order flips every time), so
+drifting load on a shared machine hits both alike.  A first round warms both up and
+is discarded; per problem the median over the rounds is kept, and the report gives
+the per-problem ratio, its geometric mean and the ratio of the totals.
 
 ``gib``: a helper process holds ``--mib`` MiB of touched memory in its own cgroup leaf;
 the parent freezes the leaf, reads the block with
@@ -34,8 +35,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _one_run(src: str, levels: str, trials: int) -> dict:
-    """In this process: evaluate every demo solution with the package found under ``src``."""
+def _serve(src: str, trials: int) -> None:
+    """In this process: evaluate, with the package found under ``src``, each problem named on stdin."""
     sys.path.insert(0, src)
     import kernelbench.procs as procs
 
@@ -51,45 +52,63 @@ def _one_run(src: str, levels: str, trials: int) -> dict:
     from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
 
     solutions = Path(src) / "kernelbench/demo_tasks/solutions"
-    out = {}
-    for level in [int(x) for x in levels.split(",")]:
+    problems = {}
+    for level in (1, 2, 3):
         ds = construct_kernelbench_dataset(level, base_path="demo")
         for pid in ds.get_problem_ids():
             p = ds.get_problem_by_id(pid)
-            sol = (solutions / f"level{level}" / p.name).read_text()
-            cfg = HardeningConfig(mode="enforce", policy="practical", device="cpu", timeout=600,
-                                  num_perf_trials=trials)
-            t = time.perf_counter()
-            rec = evaluate_hardened(p.code, sol, cfg)
-            out[f"L{level}/{p.name}"] = {"s": time.perf_counter() - t,
-                                         "status": rec["reward_hardening"]["integrity_status"],
-                                         "reads": (rec.get("metadata") or {}).get("output_reads")}
-    return out
+            problems[f"L{level}/{p.name}"] = (p.code, (solutions / f"level{level}" / p.name).read_text())
+    print(json.dumps(sorted(problems)), flush=True)
+    for line in sys.stdin:
+        name = line.strip()
+        code, sol = problems[name]
+        cfg = HardeningConfig(mode="enforce", policy="practical", device="cpu", timeout=600, num_perf_trials=trials)
+        t = time.perf_counter()
+        rec = evaluate_hardened(code, sol, cfg)
+        print(json.dumps({"s": time.perf_counter() - t, "status": rec["reward_hardening"]["integrity_status"],
+                          "reads": (rec.get("metadata") or {}).get("output_reads")}), flush=True)
 
 
 def walltime(args: argparse.Namespace) -> dict:
+    """Both trees in long-lived processes; every problem alternates between them, round by round."""
     trees = {"baseline": os.path.abspath(args.baseline_src), "trusted_read": str(REPO / "src")}
-    runs: dict[str, list[dict]] = {k: [] for k in trees}
-    for r in range(args.rounds):
-        order = list(trees) if r % 2 == 0 else list(reversed(list(trees)))
-        for name in order:
-            cmd = [sys.executable, __file__, "_run", "--src", trees[name], "--levels", args.levels,
-                   "--num-perf-trials", str(args.num_perf_trials)]
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, cwd=str(REPO))
-            if res.returncode != 0:
-                raise SystemExit(f"{name} run failed:\n{res.stderr[-3000:]}")
-            runs[name].append(json.loads(res.stdout.strip().splitlines()[-1]))
-            print(f"round {r + 1} {name}: {sum(v['s'] for v in runs[name][-1].values()):.1f} s", flush=True)
+    procs = {name: subprocess.Popen([sys.executable, __file__, "_serve", "--src", src, "--num-perf-trials",
+                                     str(args.num_perf_trials)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    text=True, cwd=str(REPO)) for name, src in trees.items()}
+    try:
+        names = {name: json.loads(p.stdout.readline()) for name, p in procs.items()}
+        problems = [n for n in names["baseline"] if n in names["trusted_read"]]
+        if args.levels:
+            problems = [n for n in problems if n.split("/")[0][1:] in args.levels.split(",")]
+        runs: dict[str, dict[str, list]] = {k: {n: [] for n in problems} for k in trees}
+        for r in range(args.rounds + 1):  # round 0 warms both processes up and is discarded
+            for i, problem in enumerate(problems):
+                order = list(trees) if (r + i) % 2 == 0 else list(reversed(list(trees)))
+                for name in order:
+                    procs[name].stdin.write(problem + "\n")
+                    procs[name].stdin.flush()
+                    res = json.loads(procs[name].stdout.readline())
+                    if r:
+                        runs[name][problem].append(res)
+            if r:
+                print(f"round {r}: baseline {sum(runs['baseline'][n][-1]['s'] for n in problems):.1f} s, "
+                      f"trusted_read {sum(runs['trusted_read'][n][-1]['s'] for n in problems):.1f} s", flush=True)
+    finally:
+        for p in procs.values():
+            p.stdin.close()
+            p.wait(timeout=120)
     rows = []
-    for problem in runs["baseline"][0]:
-        b = statistics.median(run[problem]["s"] for run in runs["baseline"])
-        t = statistics.median(run[problem]["s"] for run in runs["trusted_read"])
+    for problem in problems:
+        b = statistics.median(x["s"] for x in runs["baseline"][problem])
+        t = statistics.median(x["s"] for x in runs["trusted_read"][problem])
         rows.append({"problem": problem, "baseline_s": round(b, 3), "trusted_read_s": round(t, 3),
                      "ratio": round(t / b, 3),
-                     "statuses": sorted({run[problem]["status"] for k in runs for run in runs[k]}),
-                     "reads": runs["trusted_read"][-1][problem]["reads"]})
+                     "statuses": sorted({x["status"] for k in runs for x in runs[k][problem]}),
+                     "reads": runs["trusted_read"][problem][-1]["reads"]})
     gm = math.exp(statistics.mean(math.log(r["ratio"]) for r in rows))
-    summary = {"geomean_ratio": round(gm, 3),
+    tot_b = sum(r["baseline_s"] for r in rows)
+    tot_t = sum(r["trusted_read_s"] for r in rows)
+    summary = {"geomean_ratio": round(gm, 3), "total_ratio": round(tot_t / tot_b, 3),
                "median_baseline_s": round(statistics.median(r["baseline_s"] for r in rows), 3),
                "median_trusted_read_s": round(statistics.median(r["trusted_read_s"] for r in rows), 3),
                "max_ratio": max(r["ratio"] for r in rows), "rounds": args.rounds,
@@ -172,13 +191,12 @@ def main() -> int:
     g.add_argument("--mib", type=int, default=512)
     g.add_argument("--repeat", type=int, default=3)
     g.add_argument("--out")
-    r = sub.add_parser("_run")
+    r = sub.add_parser("_serve")
     r.add_argument("--src", required=True)
-    r.add_argument("--levels", default="1,2,3")
     r.add_argument("--num-perf-trials", type=int, default=20)
     args = ap.parse_args()
-    if args.what == "_run":
-        print(json.dumps(_one_run(args.src, args.levels, args.num_perf_trials)))
+    if args.what == "_serve":
+        _serve(args.src, args.num_perf_trials)
         return 0
     out = walltime(args) if args.what == "walltime" else gib(args)
     if getattr(args, "out", None):
