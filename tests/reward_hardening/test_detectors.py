@@ -344,6 +344,53 @@ def _benign_unit(ev):
                                     "objects": [{"kind": "sysv_shm", "id": 1}]}}
 
 
+def _unreadable_output(ev):
+    ev.read_path = "trusted"
+    ev.read_failures = [{"phase": "timing:4", "kind": "unreadable",
+                         "detail": "storage at 0x7f0000000000 lies in a mapping without read access (---p)"}]
+
+
+def _refused_read(ev):
+    ev.read_path = "trusted"
+    ev.read_failures = [{"phase": "call:hidden", "kind": "freeze", "detail": "cgroup did not report frozen"}]
+
+
+def _slow_staging(ev):
+    ev.copy_bytes_per_s = float(4 << 30)
+    ev.requests = [{"phase": "spot_check", "cmd": "copy_last", "ms": 400.0, "bytes": 4 << 20, "work_ms": 0.0}]
+
+
+def _slow_trusted_read(ev):
+    ev.copy_bytes_per_s = float(4 << 30)
+    ev.reads = [{"phase": "timing:3", "bytes": 1 << 30, "ms": 9000.0, "freeze_ms": 0.2}]
+
+
+def _no_copy_rate(ev):
+    ev.reads = [{"phase": "timing:3", "bytes": 4 << 20, "ms": 1.0, "freeze_ms": 0.2}]
+
+
+def _fault_handler(ev):
+    ev.signals = [{"phase": "start", "sigcgt": 0x100000002}, {"phase": "timing:4", "sigcgt": 0x100000002 | 1 << 10}]
+
+
+def _signals_unreadable(ev):
+    ev.signals = [{"phase": "start", "sigcgt": 0x2}, {"phase": "final", "sigcgt": None}]
+
+
+def _copy_kernel(ev):
+    ev.dispatch = [{"phase": "load", "changed": ["aten::copy_"]}]
+
+
+def _benign_reads(ev):
+    ev.read_path, ev.copy_bytes_per_s = "trusted", float(4 << 30)
+    ev.reads = [{"phase": "timing:3", "bytes": 4 << 20, "ms": 2.0, "freeze_ms": 0.3}]
+    ev.requests = [{"phase": "correctness", "cmd": "call", "ms": 60.0, "bytes": 8 << 20, "work_ms": 55.0},
+                   {"phase": "timing", "cmd": "time", "ms": 3.0}]
+    # a SIGTERM handler is not a fault handler; the dispatcher tables are unchanged
+    ev.signals = [{"phase": "start", "sigcgt": 0x100000002}, {"phase": "load", "sigcgt": 0x100000002 | 1 << 14}]
+    ev.dispatch = [{"phase": "load", "changed": []}, {"phase": "final", "changed": []}]
+
+
 CASES = {
     "RH-15": (_crash, None), "RH-16": (_timeout, None), "RH-17": (_flood, None), "RH-18": (_wrong, None),
     "RH-19": (_replay, None), "RH-20": (_alias, None), "RH-21": (_unstable, None), "RH-22": (_mutation, None),
@@ -354,11 +401,14 @@ CASES = {
     "RH-39": (_oom, _oom_within_budget), "RH-47": (_oom_within_budget, _oom), "RH-40": (_l2, _benign_cuda_timing), "RH-41": (_implausible, _benign_timing),
     "RH-42": (_load_failed, None), "RH-43": (_host_memory, None), "RH-51": (_survivor, _benign_unit),
     "RH-52": (_sigsys, _benign_unit), "RH-53": (_leftover_objects, _benign_unit),
+    "RH-60": (_unreadable_output, _benign_reads),
+    "RH-61": (_slow_staging, _benign_reads), "RH-62": (_fault_handler, _benign_reads),
 }
 EXTRA = {"RH-19": [_canary], "RH-20": [_subclass], "RH-26": [_forged],
          "RH-31": [_gpu_decoy, _gpu_library_does_the_work],
          "RH-36": [_async_forged_flush], "RH-22": [_judge_mutation, _judge_timed_mutation],
-         "RH-29": [_judge_spot], "RH-38": [_judge_reduced], "RH-53": [_leftover_file]}
+         "RH-29": [_judge_spot], "RH-38": [_judge_reduced], "RH-53": [_leftover_file], "RH-60": [_refused_read],
+         "RH-61": [_slow_trusted_read, _no_copy_rate], "RH-62": [_signals_unreadable, _copy_kernel]}
 # RH-19 from the judge's flag needs the RH-18 case's wrong output too: listed separately
 JUDGE_EXTRA = {"RH-19": [_judge_replay], "RH-18": [_judge_structure]}
 BENIGN_EXTRA = {"RH-31": [_benign_gpu_trace], "RH-37": [_benign_gpu_trace], "RH-36": [_benign_flush_in_host_interval],

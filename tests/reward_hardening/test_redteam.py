@@ -35,7 +35,7 @@ from kernelbench.reward_hardening.fixtures import (
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "reward_hardening_redteam.py"
 CPU = select(device="cpu")
-ATTACK_ID = re.compile(r"^(A(0[1-9]|[1-4][0-9])|benign|DOS)$")
+ATTACK_ID = re.compile(r"^(A(0[1-9]|[1-4][0-9]|50)|benign|DOS)$")
 
 
 # --------------------------------------------------------------------------- (a) registry

@@ -114,6 +114,19 @@ class HardeningConfig:
     max_fallback_share: float = 0.5
     max_plausible_speedup: float = 50.0
     profile_backend: bool = True
+    # CPU: after every correctness and timed call the parent freezes the candidate's cgroup
+    # and reads its outputs itself (process_vm_readv) into the judge's staging buffers;
+    # False (or a host without cgroup freezing / process_vm_readv) falls back to the
+    # candidate harness's in-process copy, and the record says which path was used
+    trusted_read: bool = True
+    # RH-61: a request that reads or stages output bytes may take at most
+    # read_slow_factor x (bytes / the judge's measured copy rate) + read_slow_slack_ms
+    read_slow_factor: float = 20.0
+    read_slow_slack_ms: float = 100.0
+    # spot-checked timed outputs are compared after the timing loop (so the reference's
+    # work cannot be timed by the candidate between calls); above this many held bytes
+    # the judge compares at once instead
+    spot_hold_bytes: int = 1 << 30
     disabled_detectors: frozenset = field(default_factory=frozenset)  # codes switched off (tests only)
     # containment mechanisms left off for the candidate (tests only: a fixture that shows the
     # sweep catches what Landlock would otherwise have refused, as on CUDA where it is off)

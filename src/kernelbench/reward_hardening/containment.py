@@ -21,8 +21,9 @@ probed on the machine and recorded in every record (``docs/security-audit.md``):
 ``seccomp``
     the candidate runs under a seccomp-BPF filter (``PR_SET_NO_NEW_PRIVS`` +
     ``seccomp(SECCOMP_SET_MODE_FILTER)``): ``ptrace``, ``process_vm_readv/writev``,
-    ``kcmp``, ``pidfd_getfd``, ``process_madvise`` kill the process (RH-52 from its
-    ``SIGSYS`` exit status); namespace, mount, module, keyring, BPF, perf, io_uring
+    ``kcmp``, ``pidfd_getfd``, ``process_madvise`` and ``prctl(PR_SET_DUMPABLE)`` (which
+    would refuse the evaluator's trusted read of its outputs) kill the process (RH-52 from
+    its ``SIGSYS`` exit status); namespace, mount, module, keyring, BPF, perf, io_uring
     (which would bypass the filter) and clock-setting calls fail with ``EPERM``;
     ``clone`` with namespace flags fails, ``clone3`` reports ``ENOSYS`` so libc falls
     back to the inspectable ``clone``; non-x86-64 ABIs are killed.
@@ -224,10 +225,13 @@ def _bpf_program(refuse_ipc: bool = False) -> bytes:
     add(JSET, 0, 1, _CLONE_NS_FLAGS)
     add(RET, 0, 0, _RET_ERRNO | errno.EPERM)
     add(RET, 0, 0, _RET_ALLOW)
-    # prctl(option, ...): the options that would undo the containment -> EPERM
+    # prctl(option, ...): the options that would undo the containment -> EPERM; making itself
+    # non-dumpable would refuse the evaluator's trusted read of its outputs -> killed (RH-52)
     blocked = (_PR_SET_CHILD_SUBREAPER, _PR_SET_MM, _PR_SET_PTRACER)
-    add(JEQ, 0, 2 + 2 * len(blocked), NR["prctl"])
+    add(JEQ, 0, 4 + 2 * len(blocked), NR["prctl"])
     add(LD_W_ABS, 0, 0, 16)
+    add(JEQ, 0, 1, _PR_SET_DUMPABLE)
+    add(RET, 0, 0, _RET_KILL_PROCESS)
     for opt in blocked:
         add(JEQ, 0, 1, opt)
         add(RET, 0, 0, _RET_ERRNO | errno.EPERM)
@@ -371,6 +375,14 @@ def _drop_capabilities() -> None:
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
     data = (ctypes.c_uint32 * 6)()
     _sys("capset", header, data)
+
+
+def _can_ptrace_any() -> bool:
+    """Whether this process holds ``CAP_SYS_PTRACE`` (it may then read non-dumpable processes)."""
+    try:
+        return bool(int(_status().get("CapEff", "0"), 16) & (1 << 19))
+    except ValueError:
+        return False
 
 
 def _status(pid: int | str = "self") -> dict[str, str]:
@@ -1024,6 +1036,10 @@ class Unit:
             "landlock": min(landlock_abi(), int(os.environ.get("KERNELGUARD_LANDLOCK_MAX_ABI", "99")))
             if strict and caps["landlock"].active and "landlock" not in skip else 0,
             "drop_caps": strict and caps["capability_drop"].active and "capability_drop" not in skip,
+            # the candidate inherits the forkserver's non-dumpable flag; an evaluator without
+            # CAP_SYS_PTRACE could then not read its outputs, so it is made dumpable again
+            # (core dumps off) before the filter forbids any further change
+            "dumpable": strict and not _can_ptrace_any(),
             "rw": sorted(p for p in (extra_rw or []) if p),
             "ro": sorted(ro),
             "private": sorted(private_dirs),
@@ -1357,6 +1373,12 @@ def enter(spec: dict) -> dict:
                   *(cspec.get("rw") or [])]
             applied["landlock"] = _apply_landlock(int(cspec["landlock"]), [p for p in rw if p],
                                                   list(cspec.get("private") or []), list(cspec.get("ro") or []))
+        if cspec.get("dumpable"):
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            _prctl(_PR_SET_DUMPABLE, 1)
+            applied["dumpable"] = True
         if cspec.get("drop_caps"):
             _drop_capabilities()
             applied["drop_caps"] = True

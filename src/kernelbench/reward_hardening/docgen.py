@@ -6,7 +6,7 @@
 Two Markdown files under ``docs/`` are generated, never edited by hand:
 
 ``attack-catalog.md``
-    one section per catalogued attack (A01-A49): a short description, the finding
+    one section per catalogued attack (A01-A50): a short description, the finding
     codes that the code table maps to it, the red-team fixtures that exercise it, and
     a stated reason where no code or no fixture exists; then the table of every
     finding code and one reference section per code built from the static rule's
@@ -57,7 +57,7 @@ class DocError(Exception):
 
 
 # =========================================================================== attack catalogue
-# One entry per attack of the catalogue (A01-A49).  ``summary`` describes the attack;
+# One entry per attack of the catalogue (A01-A50).  ``summary`` describes the attack;
 # ``remark`` is required when the attack has no fixture (why) and, as a pair
 # (kind, reason), when no finding code is mapped to it.  Everything else (codes,
 # fixtures) is read from the code table and the fixture registries.
@@ -261,6 +261,12 @@ ATTACKS: tuple[Attack, ...] = (
            "The candidate relies on a harness bug, for example that only the last timed output is checked.",
            "The whole red-team suite and the unit tests exist to catch evaluator bugs; "
            "timed outputs are spot-checked at positions chosen in the parent (RH-29)."),
+    Attack("A50", "Deferring the work into the read of the output",
+           "forward returns at once and the result is computed when the evaluator reads it: storage mapped "
+           "without access whose fault handler computes the values on first touch, or a kernel registered for "
+           "`aten::copy_` that computes into the evaluator's staging buffer. Both move the work out of the "
+           "timed window into an untimed read in the candidate's own process; a candidate that makes itself "
+           "non-dumpable tries to keep a trusted reader out."),
 )
 
 # Defence families of the reference catalogue and how KernelGuard implements each.
@@ -276,7 +282,8 @@ DEFENCES: tuple[tuple[str, str, str], ...] = (
      "the reference never sees the candidate's tensors."),
     ("D4", "Output materialisation and identity",
      "Exact `torch.Tensor`, device, dtype, storage size, null pointer, instance attributes and aliasing (RH-20); "
-     "values are copied out as raw bytes before any comparison."),
+     "on the CPU the parent reads every output itself with the candidate frozen, refusing storage that is not "
+     "readable memory (RH-60); reads are timed against a plain copy (RH-61)."),
     ("D5", "Allocator and memory hygiene", "Partly: timed inputs are kept alive so addresses are not reused; no "
      "poisoning, guard bands or sanitizer."),
     ("D6", "Stronger correctness oracle",
@@ -435,6 +442,13 @@ METADATA_DOCS: dict[str, str] = {
     "reward_hardening_wall_s": "Wall time of the whole hardened evaluation (s).",
     "reward_hardening_unsupported": "Why the record is UNSUPPORTED (for example `CUDA unavailable`).",
     "reward_hardening_error": "The evaluator error behind an RH-32 record (truncated to 2000 characters).",
+    "output_reads": "How the candidate's outputs reached the judge (`docs/security-audit.md#reading-the-outputs`): "
+                    "`path` (`trusted`: the parent froze the candidate and read them with `process_vm_readv`; "
+                    "`in_process`: the candidate's harness copied them) and `detail`; `trusted_reads`, `bytes`, "
+                    "`read_ms` and `freeze_ms` of the parent's reads; `failures` (RH-60); "
+                    "`in_process_staging_requests` (the requests that staged output bytes, with `ms`, the "
+                    "`work_ms` subtracted and `bytes`, RH-61); `judge_copy_gib_per_s` (the judge's plain copy "
+                    "rate on the device) and `requests_timed` (every request the parent timed).",
     "containment": "OS containment (`docs/security-audit.md`): `machine` maps each mechanism this machine "
                    "offers (`cgroup_kill`, `subreaper`, `process_containment`, `seccomp`, `landlock`, "
                    "`capability_drop`, `trusted_not_dumpable`, `ipc_namespace`, `file_attribution`, "
@@ -496,6 +510,11 @@ CAPABILITY_DOCS: dict[str, str] = {
                                 "leave (processes, System V objects, POSIX message queues and shared memory, files "
                                 "in shared directories, mounts), removed what it found and reported it (RH-53). "
                                 "ERROR when the sweep did not complete. Required under `enforce`.",
+    "trusted_output_read": "The parent read every correctness and timed output itself, with the candidate's "
+                           "cgroup frozen (`process_vm_readv` into the judge's staging buffer). AVAILABLE on the "
+                           "CPU where the cgroup freezer and `process_vm_readv` work; UNSUPPORTED with the reason "
+                           "where they do not, and on CUDA (the candidate's harness then copies its outputs); "
+                           "SKIPPED when `trusted_read=False` or the candidate did not load. Not required.",
     "async_timing_check": "CUDA only: CUDA-event times were recorded for the timed samples so RH-36 could "
                           "compare them with host time. AVAILABLE or ERROR; required.",
 }
@@ -718,8 +737,8 @@ def _attack_fixtures(rows: list[FixtureRow]) -> dict[str, list[FixtureRow]]:
 
 def _validate_catalogue(codes: dict, rows: list[FixtureRow]) -> None:
     ids = [a.id for a in ATTACKS]
-    if ids != [f"A{i:02d}" for i in range(1, 50)]:
-        raise DocError("ATTACKS must list A01..A49 in order")
+    if ids != [f"A{i:02d}" for i in range(1, 51)]:
+        raise DocError("ATTACKS must list A01..A50 in order")
     known = set(ids)
     for info in codes.values():
         for a in info.attacks:
@@ -763,7 +782,7 @@ def render_attack_catalog() -> str:
     n_cpu = sum(1 for r in rows if r.device == "cpu")
     out = _header("Attack catalogue")
     out += [
-        "This page lists the reward hacks KernelGuard is designed against (the catalogue ids A01-A49), the "
+        "This page lists the reward hacks KernelGuard is designed against (the catalogue ids A01-A50), the "
         "finding codes that catch each one and the red-team fixtures that prove it, followed by the table of "
         "every finding code and a reference section per code. It is rendered from the code table "
         "(`src/kernelbench/reward_hardening/codes.py`), the fixture registries "

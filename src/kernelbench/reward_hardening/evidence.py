@@ -133,4 +133,14 @@ class Evidence:
     candidate_source: str = ""  # the candidate's source (frame lines of its exceptions are quoted from it)
     memory_plan: dict = field(default_factory=dict)  # memplan.MemoryPlan.as_dict() of the problem on this device
     oom_events: list[dict] = field(default_factory=list)  # out-of-memory errors of the candidate, per phase
+    # how the candidate's outputs reached the judge: "trusted" (the parent froze the candidate
+    # and read them with process_vm_readv) or "in_process" (the candidate's harness copied them)
+    read_path: str = "in_process"
+    read_path_detail: str = ""
+    reads: list[dict] = field(default_factory=list)  # trusted reads: phase, bytes, ms, freeze_ms
+    read_failures: list[dict] = field(default_factory=list)  # phase, kind, detail (RH-60)
+    requests: list[dict] = field(default_factory=list)  # every candidate request: phase, cmd, ms (+ bytes)
+    copy_bytes_per_s: float | None = None  # the judge's plain copy rate on the device (RH-61)
+    signals: list[dict] = field(default_factory=list)  # phase, SigCgt read by the parent (RH-62)
+    dispatch: list[dict] = field(default_factory=list)  # phase, watched operators whose kernels changed
     t0: float = field(default_factory=time.monotonic)

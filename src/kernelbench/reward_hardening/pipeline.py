@@ -37,7 +37,7 @@ from kernelbench.procs import (
     WorkerTimeout,
     scrubbed_env,
 )
-from kernelbench.reward_hardening import containment, memplan, prebuild, records
+from kernelbench.reward_hardening import containment, memplan, prebuild, records, trusted_read
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.detectors._compare import Comparison
 from kernelbench.reward_hardening.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
@@ -196,9 +196,16 @@ class _Driver:
 
     def request(self, phase: str, header: dict, fds: list[int] | None = None,
                 timeout: float | None = None) -> tuple[dict, list[int]]:
+        # every request is timed by the parent (RH-61 compares those that move output bytes
+        # with a plain copy of their size)
+        self.last = {"phase": phase, "cmd": header.get("cmd"), "ms": None}
+        if self.ev is not None:
+            self.ev.requests.append(self.last)
+        t0 = time.monotonic_ns()
         try:
             self.handle.send_message(header, fds)
             reply, rfds = self.handle.receive_message(timeout or self.timeout, allow_fds=self.role == "reference")
+            self.last["ms"] = (time.monotonic_ns() - t0) / 1e6
         except WorkerTimeout as exc:
             self._event(phase, "timeout", str(exc))
         except WorkerMemoryExceeded as exc:
@@ -264,6 +271,7 @@ class ReferenceSession:
         self.sizes: dict = {}
         self.plan: memplan.MemoryPlan | None = None
         self.judge_peak_rss_bytes = 0
+        self.copy_bytes_per_s: float | None = None
         self.started = False
 
     @staticmethod
@@ -307,6 +315,7 @@ class ReferenceSession:
             self._plan(probe.get("input_bytes"), probe.get("output_bytes"), probe.get("workspace_bytes"),
                        "measured" if self.plan is None else "meta+measured", total=probe.get("device_total_bytes"))
         self.judge_peak_rss_bytes = self.handle.peak_rss_bytes
+        self.copy_bytes_per_s = float(probe.get("copy_bytes_per_s") or 0.0) or None
         self.request("release", {"cmd": "release"})
 
     def _plan(self, input_bytes: Any, output_bytes: Any, workspace: Any, source: str, dry: bool = False,
@@ -520,6 +529,9 @@ class _CandidateRun:
         cfg, ev, drv = self.cfg, self.ev, self.drv
         ready = drv.wait_ready()
         self.handle.unit.verify()  # what the kernel says the candidate runs under
+        ev.read_path, ev.read_path_detail = self._read_path()
+        ev.copy_bytes_per_s = self.s.copy_bytes_per_s
+        self._signals("start")  # before the candidate's code is imported
         ev.baseline = {k: ready.get(k) for k in ("state", "apis", "concurrency", "pid", "l2")}
         ev.phases.append({"t_s": _t(ev), "phase": "start", "pid": ready.get("pid"), "state": ready.get("state")})
         (items,), fds = _repack([self.s.init_items], self.s.init_fds)
@@ -540,6 +552,8 @@ class _CandidateRun:
             ev.completed = True
             return
         ev.loaded = True
+        self._signals("load")
+        ev.dispatch.append({"phase": "load", "changed": reply.get("dispatch")})
         ev.load_snapshot = {k: reply.get(k) for k in ("state", "apis", "concurrency", "pid", "load_ms")}
         ev.phases.append({"t_s": _t(ev), "phase": "load", "pid": reply.get("pid"), "state": reply.get("state")})
         for job in _correctness_jobs(cfg):
@@ -554,6 +568,8 @@ class _CandidateRun:
             self._timing_loop()
         reply, _ = drv.request("final", {"cmd": "snapshot"})
         ev.final_snapshot = reply
+        self._signals("final")
+        ev.dispatch.append({"phase": "final", "changed": reply.get("dispatch")})
         ev.phases.append({"t_s": _t(ev), "phase": "timing", "pid": reply.get("pid"), "state": reply.get("state")})
         # last: the profiler starts threads of its own, so it runs after the final snapshot
         if cfg.profile_backend and passed:
@@ -571,11 +587,63 @@ class _CandidateRun:
             ev.phases.append({"t_s": _t(ev), "phase": "profile", "pid": self.handle.pid})
         ev.completed = True
 
+    # ---------------------------------------------------------------- trusted reads
+    def _read_path(self) -> tuple[str, str]:
+        """How outputs reach the judge for this candidate, and why."""
+        if self.device.startswith("cuda"):
+            return "in_process", ("CUDA: the candidate's harness copies its outputs into the judge's staging "
+                                  "buffers (device memory is not readable with process_vm_readv)")
+        if not self.cfg.trusted_read:
+            return "in_process", "trusted read switched off by configuration (trusted_read=False)"
+        ok, why = trusted_read.available()
+        if not ok:
+            return "in_process", why
+        if not trusted_read.can_freeze(self.handle.unit.cgroup):
+            return "in_process", "no cgroup freezer for the candidate's cgroup leaf"
+        return "trusted", ("the parent freezes the candidate's cgroup after every call and reads each output "
+                           "with process_vm_readv into the judge's staging buffers")
+
+    def _signals(self, phase: str) -> None:
+        """``SigCgt`` of the candidate, read by the parent (a failed read while it lives is recorded)."""
+        pid = self.handle.pid
+        mask = trusted_read.caught_signals(pid) if pid else None
+        alive = self.handle.process is not None and self.handle.process.is_alive()
+        if mask is not None or alive:
+            self.ev.signals.append({"phase": phase, "sigcgt": mask})
+
+    def _trusted_read(self, phase: str, facts: Any, staging: list[dict], fds: list[int]) -> tuple[bool, Any, Any]:
+        """Freeze the candidate, copy its outputs into the staging buffers, thaw; (written, layouts, why)."""
+        cg, pid = self.handle.unit.cgroup, self.handle.pid
+        if not isinstance(facts, list):
+            facts = []
+        try:
+            freeze_ms = trusted_read.freeze(cg, timeout=max(1.0, min(self.cfg.timeout, 10.0)))
+            try:
+                self._signals(phase)
+                reads = trusted_read.read_outputs(pid, facts, staging, fds)
+            finally:
+                trusted_read.thaw(cg)
+        except trusted_read.ReadFailed as exc:
+            if exc.kind not in ("structure", "layout"):  # a wrong shape or layout is judged as an output
+                self.ev.read_failures.append({"phase": phase, "kind": exc.kind, "detail": exc.detail[:300]})
+            return False, None, exc.detail[:300]
+        self.ev.reads.append({"phase": phase, "bytes": sum(r.nbytes for r in reads),
+                              "ms": round(sum(r.read_ms for r in reads), 4), "freeze_ms": round(freeze_ms, 4)})
+        return True, [{"contiguous": r.contiguous, "stride": r.stride} for r in reads], None
+
+    def _staged_request(self, nbytes: int, work_ms: float = 0.0) -> None:
+        """Mark the last candidate request as one that read ``nbytes`` of output (RH-61)."""
+        last = getattr(self.drv, "last", None)
+        if last is not None:
+            last["bytes"], last["work_ms"] = int(nbytes), round(float(work_ms), 4)
+
     def _correctness_call(self, job: dict) -> None:
         ev = self.ev
+        trusted = ev.read_path == "trusted"
         header = {"cmd": "probe", "rel_limit": _rel_limit(self.cfg),
                   **{k: job[k] for k in ("seed", "perturb", "variants", "keep_first", "repeat_first") if k in job}}
         jr, jfds = self.s.request("probe", header)
+        layouts: dict = {}
         try:
             if jr.get("skipped"):
                 ev.skipped_probes.append({"probe": job["kind"], "reason": jr["skipped"]})
@@ -585,16 +653,42 @@ class _CandidateRun:
             probe = ProbeInput(job["kind"], [], [], bool(jr.get("finite", True)), job["index"])
             probe.reference = jr.get("reference") or {}
             probe.perturbation = jr.get("perturbation")
-            (inputs, stage_a, stage_b), fds = _repack([jr["inputs"], jr["staging"], jr["staging_after"]], jfds)
-            reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs, "staging": stage_a,
-                                                        "staging_after": stage_b}, fds)
+            out_bytes = sum(int(m.get("nbytes", 0)) for m in jr["staging"])
+            if trusted:
+                # nothing but the inputs is lent: a correctness call maps what a timed call maps
+                (inputs,), fds = _repack([jr["inputs"]], jfds)
+                reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs}, fds)
+                if reply.get("ok") and "outputs" in reply:  # (a rejected result type has no facts to read)
+                    wa, layouts["layouts_a"], why_a = self._trusted_read(f"call:{job['kind']}", reply.get("outputs"),
+                                                                         jr["staging"], jfds)
+                    settled, _ = self.drv.request("settle", {"cmd": "settle"})
+                    if not settled.get("ok"):
+                        reply = settled
+                    else:
+                        wb, layouts["layouts_b"], why_b = (
+                            self._trusted_read(f"settle:{job['kind']}", reply.get("outputs"), jr["staging_after"],
+                                               jfds) if wa else (False, None, why_a))
+                        reply = {**reply, **{k: settled.get(k) for k in ("concurrency", "apis", "state", "l2",
+                                                                         "identity_changed", "dispatch")},
+                                 "written": wa and wb, "stage_problem": why_a or why_b}
+            else:
+                (inputs, stage_a, stage_b), fds = _repack([jr["inputs"], jr["staging"], jr["staging_after"]], jfds)
+                reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs, "staging": stage_a,
+                                                            "staging_after": stage_b}, fds)
+                if reply.get("ok"):
+                    # the request held forward, the pause and two staging copies
+                    self._staged_request(2 * out_bytes, (reply.get("call_ms") or 0.0) + 1e3 * self.cfg.settle_s)
+                    if reply.get("unreadable"):
+                        ev.read_failures.append({"phase": f"call:{job['kind']}", "kind": "unreadable",
+                                                 "detail": str(reply.get("stage_problem"))[:300]})
         finally:
             _close_fds(jfds)
         rec = CallRecord(probe, bool(reply.get("ok")), judged_by=str(jr.get("judged_by") or "allclose"))
         written = bool(reply.get("written")) if rec.ok else False
-        verdict, _ = self.s.request("judge", {"cmd": "judge", "written": written})
+        verdict, _ = self.s.request("judge", {"cmd": "judge", "written": written, **layouts})
         rec.inputs_unchanged = bool(verdict.get("inputs_unchanged"))
         if rec.ok:
+            ev.dispatch.append({"phase": f"call:{job['kind']}", "changed": reply.get("dispatch")})
             fields = checked_call_reply(reply)
             rec.evidence, rec.call_ms = fields["evidence"], fields["call_ms"]
             rec.concurrency, rec.apis, rec.state, rec.l2 = (fields["concurrency"], fields["apis"], fields["state"],
@@ -623,14 +717,19 @@ class _CandidateRun:
 
     def _timing_loop(self) -> None:
         cfg, ev = self.cfg, self.ev
+        trusted = ev.read_path == "trusted"
         n = max(1, cfg.num_perf_trials)
         total = cfg.num_warmup + n
         n_spot = max(2, int(round(cfg.spot_check_fraction * n)))
         spots = set(self.rng.sample(range(cfg.num_warmup, total), min(n_spot, n)))
+        deferred: list[TimingSample] = []
         for k in range(total):
             spot = k in spots
+            # staging is prepared before every timed call (never only before a checked one), and
+            # in the trusted path it is never lent: every timed call looks the same to the candidate
             jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62),
-                                                      "stage": spot})
+                                                      "stage": True})
+            layouts = None
             try:
                 (inputs,), fds = _repack([jr["inputs"]], jfds)
                 send = time.monotonic_ns()
@@ -643,12 +742,22 @@ class _CandidateRun:
                     # the type only: a message from a call on hidden inputs could carry them out
                     raise RuntimeError(f"timing call failed: raised {str(reply.get('error_name') or 'an exception')[:80]}")
                 copied = None
-                if spot:
+                if trusted:  # every timed output is read, with no candidate code running
+                    written, layouts, why = self._trusted_read(f"timing:{k}", reply.get("outputs"), jr["staging"],
+                                                               jfds)
+                    copied = {"written": written, "why": why}
+                elif spot:
                     (staging,), sfds = _repack([jr["staging"]], jfds)
                     copied, _ = self.drv.request("spot_check", {"cmd": "copy_last", "staging": staging}, sfds)
+                    self._staged_request(sum(int(m.get("nbytes", 0)) for m in jr["staging"]))
+                    if copied.get("unreadable"):
+                        ev.read_failures.append({"phase": f"timing:{k}", "kind": "unreadable",
+                                                 "detail": str(copied.get("why"))[:300]})
             finally:
                 _close_fds(jfds)
-            verdict, _ = self.s.request("check_inputs", {"cmd": "check_inputs", "spot": spot})
+            checked = spot and bool(copied and copied.get("written"))
+            verdict, _ = self.s.request("check_inputs", {"cmd": "check_inputs", "spot": checked, "layouts": layouts,
+                                                         "defer": True, "hold_bytes": cfg.spot_hold_bytes})
             if k < cfg.num_warmup:
                 continue
             bad = malformed_timing(reply)
@@ -657,11 +766,21 @@ class _CandidateRun:
             s = _sample(k, send, recv, reply)
             s.inputs_unchanged = bool(verdict.get("inputs_unchanged"))
             if spot:
-                cmp = _comparison(verdict.get("comparison")) if copied.get("written") else None
+                cmp = _comparison(verdict.get("comparison")) if checked else None
+                if checked and verdict.get("deferred"):
+                    deferred.append(s)
                 s.spot_comparison = cmp or Comparison(False, float("inf"), float("inf"),
                                                       str(copied.get("why") or reply.get("output_problem")
                                                           or "outputs were not written")[:300])
             ev.samples.append(s)
+        if deferred:
+            res, _ = self.s.request("check_spots", {"cmd": "check_spots"})
+            comps = res.get("comparisons") or []
+            if len(comps) != len(deferred):
+                raise _JudgeFailed("judge returned the wrong number of spot comparisons")
+            for s, c in zip(deferred, comps):
+                s.spot_comparison = _comparison(c) or Comparison(False, float("inf"), float("inf"),
+                                                                 "no comparison")
 
 
 def _defines_model_new(source: str) -> bool:

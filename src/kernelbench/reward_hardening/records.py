@@ -136,6 +136,15 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
         caps["backend_profiler"] = Capability("UNSUPPORTED", strict, f"profiler failed: {ev.profile_error}")
     else:
         caps["backend_profiler"] = Capability("SKIPPED", False, "candidate did not reach the profiler pass")
+    path, why = getattr(ev, "read_path", "in_process"), getattr(ev, "read_path_detail", "")
+    if path == "trusted":
+        caps["trusted_output_read"] = Capability(
+            "AVAILABLE", False, f"{why}; {len(ev.reads)} read(s), {len(ev.read_failures)} failed")
+    elif not ev.loaded:
+        caps["trusted_output_read"] = Capability("SKIPPED", False, "the candidate did not load")
+    else:
+        status = "SKIPPED" if "switched off" in why else "UNSUPPORTED"
+        caps["trusted_output_read"] = Capability(status, False, f"in-process copy by the candidate's harness: {why}")
     if device.startswith("cuda"):
         have_events = any(s.event_ms is not None for s in ev.samples)
         caps["async_timing_check"] = Capability("AVAILABLE" if have_events or not ev.samples else "ERROR", True,
@@ -227,6 +236,21 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
         }
     if ev.skipped_probes:
         metadata["skipped_probes"] = ev.skipped_probes[:10]
+    if ev.loaded:
+        reads = getattr(ev, "reads", [])
+        staged = [r for r in getattr(ev, "requests", []) if r.get("bytes")]
+        rate = getattr(ev, "copy_bytes_per_s", None)
+        metadata["output_reads"] = {
+            "path": ev.read_path, "detail": ev.read_path_detail,
+            "trusted_reads": len(reads), "bytes": sum(r["bytes"] for r in reads),
+            "read_ms": round(sum(r["ms"] for r in reads), 3),
+            "freeze_ms": round(sum(r["freeze_ms"] for r in reads), 3),
+            "failures": len(getattr(ev, "read_failures", [])),
+            "in_process_staging_requests": [{k: r.get(k) for k in ("phase", "cmd", "ms", "work_ms", "bytes")}
+                                            for r in staged[:20]],
+            "judge_copy_gib_per_s": None if not rate else round(rate / (1 << 30), 3),
+            "requests_timed": len(getattr(ev, "requests", [])),
+        }
     if ev.candidate_peak_rss_bytes:
         metadata["host_memory"] = {"candidate_peak_private_bytes": int(ev.candidate_peak_rss_bytes),
                                    "candidate_limit_bytes": ev.candidate_rss_limit_bytes}

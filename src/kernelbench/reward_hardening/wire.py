@@ -42,6 +42,7 @@ JUDGE_COMMANDS = (
     "judge",         # compare the staged candidate outputs with the probe's reference outputs
     "timed_input",   # a fresh hidden input set for one timed call of the candidate (no outputs)
     "check_inputs",  # after a timed call: input fingerprints, and (spot check) staged outputs vs reference
+    "check_spots",   # after the timing loop: the held spot-checked outputs vs reference
     "ref_prepare",   # a fresh input set for one timed call of the reference itself
     "ref_time",      # time the reference on it (same protocol as the candidate)
     "release",       # drop the current evaluation's shared tensors
@@ -50,6 +51,7 @@ JUDGE_COMMANDS = (
 CANDIDATE_COMMANDS = (
     "load",       # import the candidate, build ModelNew from the init inputs it is lent
     "call",       # one correctness call: outputs copied into the judge's staging buffers twice
+    "settle",     # after a call whose outputs the parent read: sync, pause, re-check the outputs' facts
     "time",       # one timed call on freshly lent inputs (mapped before the clock starts)
     "copy_last",  # copy the last timed call's outputs into staging buffers (spot check)
     "profile",    # one forward under the profiler

@@ -17,10 +17,13 @@ table (:data:`kernelbench.reward_hardening.wire.CANDIDATE_COMMANDS`) has no
 reference-only command.
 
 ``load``       import the candidate, build ``ModelNew`` with the public init seed
-``call``       one correctness call; outputs copied into two staging sets (right after
-               return, then after a device sync and a pause)
-``time``       one timed call on freshly lent inputs
-``copy_last``  copy the last timed call's outputs into staging buffers (spot check)
+``call``       one correctness call; with staging buffers (in-process fallback) outputs are
+               copied into two staging sets (right after return, then after a device sync
+               and a pause); without, the reply comes right after return with the outputs'
+               layout facts and the parent reads the outputs itself (``trusted_read``)
+``settle``     after a ``call`` without staging: sync, pause, re-check the outputs' facts
+``time``       one timed call on freshly lent inputs (the reply carries the outputs' facts)
+``copy_last``  copy the last timed call's outputs into staging buffers (spot check, fallback)
 ``profile``    one untimed forward under the profiler; the operator and kernel list
 ``snapshot``   state, API identities, threads and child processes
 ``exit``       leave
@@ -87,6 +90,34 @@ _obj_dict = object.__getattribute__
 _tuple_getitem = tuple.__getitem__
 _list_getitem = list.__getitem__
 _use_mem_pool = getattr(torch.cuda, "use_mem_pool", None)
+_dispatch_dump_table = getattr(torch._C, "_dispatch_dump_table", None)
+
+# Operators the harness itself calls on outputs and lent tensors.  Their dispatcher
+# tables are captured here, before any candidate code can run; a kernel the candidate
+# registers for one of them (``TORCH_LIBRARY_IMPL(aten, CPU, m)`` in an extension, or
+# ``torch.library``) changes its table and is reported after every phase (RH-62).
+DISPATCH_OPS = ("aten::copy_", "aten::_copy_from", "aten::_to_copy", "aten::clone", "aten::view",
+                "aten::reshape", "aten::as_strided", "aten::empty.memory_format", "aten::empty_strided",
+                "aten::detach", "aten::fill_.Scalar")
+
+
+def _dispatch_tables() -> dict[str, str]:
+    out = {}
+    for op in DISPATCH_OPS:
+        try:
+            out[op] = _dispatch_dump_table(op) if _dispatch_dump_table is not None else "unavailable"
+        except Exception as exc:
+            out[op] = f"unreadable: {type(exc).__name__}"
+    return out
+
+
+_DISPATCH_BASE = _dispatch_tables()
+
+
+def dispatch_changes() -> list[str]:
+    """Watched operators whose dispatcher table differs from the one at harness import."""
+    now = _dispatch_tables()
+    return [op for op in DISPATCH_OPS if now.get(op) != _DISPATCH_BASE.get(op)]
 
 # Public APIs whose identity is checked after every phase (RH-23).
 WATCHED_APIS = (
@@ -114,7 +145,7 @@ def _resolve(dotted: str) -> Any:
 _HARNESS_NAMES = ("_monotonic_ns", "_perf_counter_ns", "_cuda_sync", "_Event", "_copy", "_data_ptr",
                   "exact_outputs", "output_facts", "output_evidence", "send_message", "recv_message",
                   "import_tensor", "timed_call", "api_identities", "backend_state", "concurrency",
-                  "l2_persistence_state", "reset_l2_persistence")
+                  "l2_persistence_state", "reset_l2_persistence", "dispatch_changes")
 
 
 def api_identities() -> dict[str, int]:
@@ -128,7 +159,7 @@ def api_identities() -> dict[str, int]:
     module = sys.modules.get(__name__)
     for name in _HARNESS_NAMES:
         out[f"harness.{name}"] = id(getattr(module, name, None))
-    for name in ("cmd_call", "cmd_time", "cmd_copy_last", "reply", "_stage"):
+    for name in ("cmd_call", "cmd_settle", "cmd_time", "cmd_copy_last", "reply", "_stage"):
         out[f"harness.Harness.{name}"] = id(getattr(Harness, name, None))
     return out
 
@@ -189,6 +220,30 @@ def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return pa < pb + nb and pb < pa + na
 
 
+def _unreadable(ptr: int, nbytes: int) -> str | None:
+    """Why ``[ptr, ptr + nbytes)`` is not readable memory of this process (CPU), or ``None``."""
+    if nbytes <= 0:
+        return None
+    try:
+        with open("/proc/self/maps") as fh:
+            maps = [(int(a, 16), int(b, 16), perms) for (a, b), perms in
+                    ((ln.split(None, 2)[0].split("-"), ln.split(None, 2)[1]) for ln in fh)]
+    except (OSError, ValueError, IndexError):
+        return "the process memory map is unreadable"
+    cur, end = ptr, ptr + nbytes
+    for lo, hi, perms in maps:
+        if hi <= cur:
+            continue
+        if lo > cur:
+            break
+        if perms[0] != "r":
+            return f"storage lies in a mapping without read access ({perms})"
+        cur = hi
+        if cur >= end:
+            return None
+    return "storage is not mapped"
+
+
 def output_evidence(tensors: list, facts: list[dict], container: str, inputs: list,
                     earlier_spans: list[tuple[int, int]]) -> dict:
     """Raw facts about exact output tensors; the parent decides what they mean.
@@ -236,6 +291,7 @@ class Harness:
         self.earlier_outputs: list[tuple[tuple[int, int], Any]] = []
         self.last_output: list | None = None
         self.last_facts: list = []
+        self.pending: tuple | None = None  # a call whose outputs the parent reads before ``settle``
         self.flush_buf: Any = None
         self.memory_cap = None
         # Lent inputs stay mapped for a while after their call, as the earlier design kept
@@ -267,7 +323,7 @@ class Harness:
         a = torch.rand(256, 256)
         (a @ a).sum().item()
         self.baseline = {"state": backend_state(), "apis": api_identities(), "concurrency": concurrency(),
-                         "pid": os.getpid()}
+                         "pid": os.getpid(), "dispatch": dispatch_changes()}
         if self.device.type == "cuda":
             self.baseline["l2"] = l2_persistence_state(torch.cuda.current_stream(self.device).cuda_stream)
         self.reply({"event": "ready", **self.baseline})
@@ -370,6 +426,10 @@ class Harness:
                 return {"written": False, "identity_changed": True, "why": "output tensor changed after return"}
             if f["shape"] != list(_size(s)):
                 return {"written": False, "why": f"shape {f['shape']}, expected {list(_size(s))}"}
+            if f["device"] == "cpu":  # storage that is not readable memory is refused before any read
+                why = _unreadable(f["storage_ptr"], f["storage_nbytes"])
+                if why:
+                    return {"written": False, "unreadable": True, "why": why}
             _copy(s, t)
         return {"written": True}
 
@@ -393,6 +453,12 @@ class Harness:
             return
         facts = [output_facts(t) for t in tensors]
         evidence = output_evidence(tensors, facts, container, inputs, self._live_earlier_spans())
+        if "staging" not in header:
+            # the parent reads the outputs itself, right now (trusted read), and sends ``settle``
+            self.pending = (tensors, facts, before, common)
+            self.reply({**common, "evidence": evidence, "outputs": facts,
+                        "concurrency": {"before": before, "after_return": concurrency()}})
+            return
         # first read right after return, in stream order; then again after a full sync and a pause
         first = self._stage(tensors, facts, stage_a)
         self._stream_sync()
@@ -408,9 +474,35 @@ class Harness:
         self.reply({
             **common, "evidence": evidence, "written": bool(first.get("written") and second.get("written")),
             "stage_problem": first.get("why") or second.get("why"),
+            "unreadable": bool(first.get("unreadable") or second.get("unreadable")),
             "identity_changed": bool(second.get("identity_changed")),
             "concurrency": {"before": before, "after_return": after_return, "after": after},
-            "apis": api_identities(), "state": backend_state(),
+            "apis": api_identities(), "state": backend_state(), "dispatch": dispatch_changes(),
+            "l2": l2_persistence_state(torch.cuda.current_stream(self.device).cuda_stream)
+            if self.device.type == "cuda" else None,
+        })
+
+    def cmd_settle(self, header: dict, fds: list[int]) -> None:
+        """The second half of a ``call`` whose outputs the parent read: sync, pause, re-check."""
+        pending, self.pending = self.pending, None
+        if pending is None:
+            raise RuntimeError("no call to settle")
+        tensors, facts, before, common = pending
+        self._stream_sync()
+        after_return = concurrency()
+        self.sync()
+        _sleep(float(self.spec.get("settle_s", 0.05)))
+        self.sync()
+        now = [output_facts(t) for t in tensors]
+        changed = any(a[k] != b[k] for a, b in zip(now, facts)
+                      for k in ("ptr", "shape", "stride", "offset", "dtype", "storage_ptr"))
+        after = concurrency()
+        for t in tensors:
+            self.earlier_outputs.append((_span(t), StorageWeakRef(_untyped_storage(t))))
+        self.reply({
+            **common, "identity_changed": changed, "outputs": now,
+            "concurrency": {"before": before, "after_return": after_return, "after": after},
+            "apis": api_identities(), "state": backend_state(), "dispatch": dispatch_changes(),
             "l2": l2_persistence_state(torch.cuda.current_stream(self.device).cuda_stream)
             if self.device.type == "cuda" else None,
         })
@@ -425,7 +517,7 @@ class Harness:
             self.last_output, self.last_facts = tensors, [output_facts(t) for t in tensors]
         del inputs, out
         self.reply({**stamps, "threads_delta": os_thread_count() - threads_before,
-                    "output_problem": problem})
+                    "output_problem": problem, "outputs": self.last_facts})
 
     def cmd_copy_last(self, header: dict, fds: list[int]) -> None:
         staging = [import_tensor(m, fds) for m in header.get("staging", [])]
@@ -464,8 +556,11 @@ class Harness:
                 with torch.no_grad():
                     out = self.model(*inputs)
                 # materialising the result is part of what is profiled: work hidden in
-                # reading the output would run here (exact types leave it no hook)
-                exact_outputs(out)
+                # reading the output would run here (exact types leave it no hook), and
+                # every byte of it is read here, as the staging copy reads it
+                tensors, _, _ = exact_outputs(out)
+                for t in tensors or []:
+                    _copy(torch.empty(_size(t), dtype=_dtype_of(t), device=_device_of(t)), t)
                 timed["t1"] = _monotonic_ns()
 
             try:
@@ -511,7 +606,7 @@ class Harness:
 
     def _snapshot(self) -> dict:
         snap = {"state": backend_state(), "apis": api_identities(), "concurrency": concurrency(),
-                "pid": os.getpid()}
+                "pid": os.getpid(), "dispatch": dispatch_changes()}
         if self.device.type == "cuda":
             snap["gpu_memory"] = {
                 "peak_allocated_bytes": int(torch.cuda.max_memory_allocated(self.device)),

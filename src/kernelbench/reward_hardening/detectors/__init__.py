@@ -65,6 +65,7 @@ from kernelbench.reward_hardening.detectors import (  # noqa: E402,F401
     output_integrity,
     process_state,
     provenance,
+    reads,
     timing,
     worker_health,
 )
