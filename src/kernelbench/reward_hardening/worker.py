@@ -292,6 +292,9 @@ class Harness:
         self.last_output: list | None = None
         self.last_facts: list = []
         self.pending: tuple | None = None  # a call whose outputs the parent reads before ``settle``
+        # the settled call's outputs stay alive until the next call: the parent reads them a
+        # second time after ``settle`` replied, and freed memory could be reused meanwhile
+        self.settled: list | None = None
         self.flush_buf: Any = None
         self.memory_cap = None
         # Lent inputs stay mapped for a while after their call, as the earlier design kept
@@ -434,6 +437,7 @@ class Harness:
         return {"written": True}
 
     def cmd_call(self, header: dict, fds: list[int]) -> None:
+        self.settled = None
         inputs = self._inputs(header["inputs"], fds)
         stage_a = [import_tensor(m, fds) for m in header.get("staging", [])]
         stage_b = [import_tensor(m, fds) for m in header.get("staging_after", [])]
@@ -488,6 +492,7 @@ class Harness:
         if pending is None:
             raise RuntimeError("no call to settle")
         tensors, facts, before, common = pending
+        self.settled = tensors
         self._stream_sync()
         after_return = concurrency()
         self.sync()
@@ -508,6 +513,7 @@ class Harness:
         })
 
     def cmd_time(self, header: dict, fds: list[int]) -> None:
+        self.settled = None
         inputs = self._inputs(header["inputs"], fds)
         self.last_output, self.last_facts = None, []
         threads_before = os_thread_count()
