@@ -96,7 +96,7 @@ def test_syntax_error_line_is_in_the_summary(tmp_path):
     proc = _rac(tmp_path, "ref_origin=local", f"ref_arch_src_path={PROMPTS / 'model_ex_add.py'}",
                 f"kernel_src_path={kernel}")
     assert proc.returncode == 0, proc.stderr
-    assert "syntax_error: line 2" in proc.stdout
+    assert "syntax error: line 2" in proc.stdout
     assert "uv run kernelguard explain RH-42" in proc.stdout
 
 
