@@ -122,7 +122,22 @@ def can_freeze(cgroup: str | None) -> bool:
 
 
 def freeze(cgroup: str, timeout: float = 5.0) -> float:
-    """Freeze every process of the leaf; returns the milliseconds it took (raises ``ReadFailed``)."""
+    """Freeze every process of the leaf; returns the milliseconds it took (raises ``ReadFailed``).
+
+    A freeze that fails or times out is undone before the error is raised: a leaf left
+    frozen would make the candidate's next request time out.
+    """
+    try:
+        return _freeze(cgroup, timeout)
+    except ReadFailed:
+        try:
+            thaw(cgroup)
+        except Exception:  # recorded by the caller's ReadFailed; the sweep kills the leaf anyway
+            pass
+        raise
+
+
+def _freeze(cgroup: str, timeout: float) -> float:
     t0 = time.monotonic()
     try:
         fd = os.open(os.path.join(cgroup, "cgroup.events"), os.O_RDONLY)
@@ -288,7 +303,12 @@ def read_outputs(pid: int, facts: list[dict], staging: list[dict], fds: list[int
             raise ReadFailed("unreadable", problem)
         t0 = time.monotonic_ns()
         if span:
-            _copy_span(pid, ptr, fds[int(s["fd"])], span)
+            try:
+                _copy_span(pid, ptr, fds[int(s["fd"])], span)
+            except ReadFailed:
+                raise
+            except (OSError, KeyError, IndexError, ValueError, TypeError) as exc:  # never a crash of the parent
+                raise ReadFailed("failed", f"{type(exc).__name__}: {exc}"[:300]) from None
         out.append(OutputRead(span, contiguous, stride, (time.monotonic_ns() - t0) / 1e6))
     return out
 
