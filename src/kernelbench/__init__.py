@@ -5,4 +5,4 @@ submodules that need them (``from kernelbench import eval as kb_eval``,
 ``from kernelbench import timing``).
 """
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"

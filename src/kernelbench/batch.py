@@ -118,7 +118,9 @@ def config_slot_of(config: dict) -> tuple[str, str | None, str]:
 
 # differences that make a stored record describe another candidate (or reference) than
 # the file now holds: such a record is evaluated again even without ``overwrite``
-_SOURCE_KEYS = ("candidate_sha256", "reference_sha256")
+# a record made from other sources, or by another KernelGuard version (whose checks may have
+# let through what the current ones catch), is evaluated again rather than kept
+_SOURCE_KEYS = ("candidate_sha256", "reference_sha256", "kernelguard_version")
 
 
 @dataclass

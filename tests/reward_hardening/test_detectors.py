@@ -245,8 +245,9 @@ def _reduced(ev):
 def _oom_event(ev, requested_gib):
     ev.memory_plan = {"candidate_bytes": 16 << 30}
     ev.calls[0].ok = False
-    ev.calls[0].oom = {"requested_bytes": requested_gib << 30, "reserved_bytes": 2 << 30}
-    ev.oom_events = [{"phase": "correctness:hidden", **ev.calls[0].oom, "device_total_bytes": 140 << 30}]
+    ev.calls[0].oom = {"requested_bytes": requested_gib << 30, "reserved_bytes": 2 << 30,
+                       "device_total_bytes": 140 << 30, "judge_device_free_bytes": 1 << 30}
+    ev.oom_events = [{"phase": "correctness:hidden", **ev.calls[0].oom}]
 
 
 def _oom(ev):  # 20 GiB asked on top of 2 GiB held, against a 16 GiB budget: the candidate's fault

@@ -120,11 +120,21 @@ def test_a_permuted_output_is_read_as_its_span_and_restored_by_its_strides(child
     assert torch.equal(got, want)
 
 
-def test_a_layout_with_gaps_or_a_wrong_shape_is_refused_clearly(child):
+def test_a_view_with_gaps_is_gathered_row_by_row(child):
+    """An honest crop (``out[:, :100]`` of a wider buffer) is read as its rows, packed."""
     p, rw, _ = child(8000)
     arena, t, metas, fds = _staging(1000, shape=[10, 100])
-    with pytest.raises(trusted_read.ReadFailed) as exc:
-        trusted_read.read_outputs(p.pid, [_facts(rw, [10, 100], [800, 1])], metas, fds)
+    reads = trusted_read.read_outputs(p.pid, [_facts(rw + 3, [10, 100], [800, 1])], metas, fds)
+    assert reads[0].contiguous and reads[0].stride == [100, 1]
+    want = torch.frombuffer(bytearray(_expected(8000)), dtype=torch.uint8).view(10, 800)[:, 3:103]
+    assert torch.equal(t, want)
+
+
+def test_a_layout_with_gaps_in_every_dimension_or_a_wrong_shape_is_refused_clearly(child):
+    p, rw, _ = child(8000)
+    arena, t, metas, fds = _staging(1000, shape=[10, 100])
+    with pytest.raises(trusted_read.ReadFailed) as exc:  # no two elements adjacent: refused
+        trusted_read.read_outputs(p.pid, [_facts(rw, [10, 100], [1, 20])], metas, fds)
     assert exc.value.kind == "layout" and "contiguous" in exc.value.detail
     with pytest.raises(trusted_read.ReadFailed) as exc:
         trusted_read.read_outputs(p.pid, [_facts(rw, [10, 10], [10, 1])], metas, fds)

@@ -538,7 +538,8 @@ class Judge:
         """The comparison of staged outputs with the reference, by the probe's criterion."""
         cmp = compare(staged, refs, self.spec["precision"])
         limit = cur.get("rel_limit")
-        if limit is not None and cmp.reason in ("", VALUES_DIFFER) and math.isfinite(cmp.rel_error):
+        if limit is not None and not cmp.match and cmp.reason == VALUES_DIFFER and math.isfinite(cmp.rel_error):
+            # a relaxation of allclose (cancelling sums), never a tightening
             cmp.match = cmp.rel_error <= limit
             cmp.reason = "" if cmp.match else f"norm-relative error {cmp.rel_error:.3g} above {limit:g}"
         return cmp
@@ -691,7 +692,9 @@ class Judge:
         snap: dict[str, Any] = {"pid": os.getpid(), "state": backend_state()}
         if self.device.type == "cuda":
             snap["gpu_memory"] = {"peak_allocated_bytes": int(torch.cuda.max_memory_allocated(self.device)),
-                                  "fraction": memory_fraction(self.device)}
+                                  "fraction": memory_fraction(self.device),
+                                  # the device's free memory as the trusted side sees it (confirms an OOM)
+                                  "device_free_bytes": int(torch.cuda.mem_get_info(self.device)[0])}
         self.reply(snap)
 
 

@@ -337,7 +337,7 @@ class ReferenceSession:
                                    int(self.sizes.get("param_bytes") or 0),
                                    None if workspace is None else int(workspace), source)
         self.plan = plan
-        if not plan.fits:
+        if not plan.fits and not dry:  # the meta-only plan guesses the workspace: only the measured one decides
             self.fail(f"memory plan: {plan.why_not()}", oom=True)
         judge_fraction = self.cfg.judge_gpu_memory_fraction
         if judge_fraction is None:
@@ -548,7 +548,7 @@ class _CandidateRun:
         if not reply.get("ok"):
             ev.load_error = reply.get("error", "load failed")
             if isinstance(reply.get("oom"), dict):
-                ev.oom_events.append({"phase": "load", **reply["oom"]})
+                self._oom_event("load", reply["oom"])
             ev.completed = True
             return
         ev.loaded = True
@@ -581,8 +581,8 @@ class _CandidateRun:
                 _close_fds(jfds)
             if reply.get("ok"):
                 ev.profile, ev.profile_error = checked_profile(reply)
-            else:
-                ev.profile_error = reply.get("error")
+            else:  # the type only: the forward ran on hidden inputs
+                ev.profile_error = f"raised {str(reply.get('error_name') or 'an exception')[:80]}"
             self.s.request("check_inputs", {"cmd": "check_inputs"})
             ev.phases.append({"t_s": _t(ev), "phase": "profile", "pid": self.handle.pid})
         ev.completed = True
@@ -631,6 +631,26 @@ class _CandidateRun:
                               "ms": round(sum(r.read_ms for r in reads), 4), "freeze_ms": round(freeze_ms, 4)})
         return True, [{"contiguous": r.contiguous, "stride": r.stride} for r in reads], None
 
+    def _oom_event(self, phase: str, facts: dict) -> dict:
+        """Record a candidate's out-of-memory report with the device's free memory as the judge sees it.
+
+        The report comes from the candidate's process: only the judge's reading can
+        confirm that the device really was exhausted (RH-47, UNSUPPORTED); an unconfirmed
+        report under the budget is an ordinary exception (correctness).
+        """
+        free = None
+        try:
+            snap, _ = self.s.request("snapshot", {"cmd": "snapshot"})
+            free = (snap.get("gpu_memory") or {}).get("device_free_bytes")
+        except _JudgeFailed:
+            raise
+        except Exception:  # pragma: no cover - the snapshot is best effort
+            free = None
+        event = {"phase": phase, **{k: v for k, v in facts.items() if k != "phase"},
+                 "judge_device_free_bytes": free}
+        self.ev.oom_events.append(event)
+        return event
+
     def _staged_request(self, nbytes: int, work_ms: float = 0.0) -> None:
         """Mark the last candidate request as one that read ``nbytes`` of output (RH-61)."""
         last = getattr(self.drv, "last", None)
@@ -675,8 +695,9 @@ class _CandidateRun:
                 (inputs, stage_a, stage_b), fds = _repack([jr["inputs"], jr["staging"], jr["staging_after"]], jfds)
                 reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs, "staging": stage_a,
                                                             "staging_after": stage_b}, fds)
-                if reply.get("ok"):
-                    # the request held forward, the pause and two staging copies
+                if reply.get("ok") and not self.device.startswith("cuda"):
+                    # the request held forward, the pause and two staging copies (on CUDA call_ms
+                    # ends at the host's return, before the device finished forward: not comparable)
                     self._staged_request(2 * out_bytes, (reply.get("call_ms") or 0.0) + 1e3 * self.cfg.settle_s)
                     if reply.get("unreadable"):
                         ev.read_failures.append({"phase": f"call:{job['kind']}", "kind": "unreadable",
@@ -711,8 +732,7 @@ class _CandidateRun:
             rec.error_name = str(reply.get("error_name") or "")[:200]
             rec.traceback = str(reply.get("traceback") or "")[-4000:]
             if isinstance(reply.get("oom"), dict):
-                rec.oom = reply["oom"]
-                ev.oom_events.append({"phase": f"correctness:{job['kind']}", **reply["oom"]})
+                rec.oom = self._oom_event(f"correctness:{job['kind']}", reply["oom"])
         ev.calls.append(rec)
 
     def _timing_loop(self) -> None:
@@ -737,7 +757,7 @@ class _CandidateRun:
                 recv = time.monotonic_ns()
                 if not reply.get("ok"):
                     if isinstance(reply.get("oom"), dict):
-                        ev.oom_events.append({"phase": f"timing:{k}", **reply["oom"]})
+                        self._oom_event(f"timing:{k}", reply["oom"])
                         raise _PhaseFailed("out of memory in a timed call")
                     # the type only: a message from a call on hidden inputs could carry them out
                     raise RuntimeError(f"timing call failed: raised {str(reply.get('error_name') or 'an exception')[:80]}")

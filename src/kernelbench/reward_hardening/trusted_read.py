@@ -122,7 +122,22 @@ def can_freeze(cgroup: str | None) -> bool:
 
 
 def freeze(cgroup: str, timeout: float = 5.0) -> float:
-    """Freeze every process of the leaf; returns the milliseconds it took (raises ``ReadFailed``)."""
+    """Freeze every process of the leaf; returns the milliseconds it took (raises ``ReadFailed``).
+
+    A freeze that fails or times out is undone before the error is raised: a leaf left
+    frozen would make the candidate's next request time out.
+    """
+    try:
+        return _freeze(cgroup, timeout)
+    except ReadFailed:
+        try:
+            thaw(cgroup)
+        except Exception:  # recorded by the caller's ReadFailed; the sweep kills the leaf anyway
+            pass
+        raise
+
+
+def _freeze(cgroup: str, timeout: float) -> float:
     t0 = time.monotonic()
     try:
         fd = os.open(os.path.join(cgroup, "cgroup.events"), os.O_RDONLY)
@@ -217,6 +232,66 @@ def layout_span(facts: dict) -> tuple[int, bool]:
     return span, contiguous
 
 
+def _row_major(shape: list[int]) -> list[int]:
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= max(int(n), 1)
+    return list(reversed(out))
+
+
+MAX_ROWS = 1 << 22  # rows a gapped view may have (one process_vm_readv each)
+
+
+def _gather_rows(pid: int, ptr: int, fd: int, shape: list[int], stride: list[int], es: int, nbytes: int) -> None:
+    """Copy a view with gaps into ``fd`` packed in row-major order, one contiguous run at a time.
+
+    The innermost dimensions that are contiguous in memory form one run; every other
+    index is a separate ``process_vm_readv``.  A view whose innermost elements are not
+    adjacent (a transposed crop) would need one call per element and is refused.
+    """
+    dims = [(int(n), int(st)) for n, st in zip(shape, stride) if int(n) != 1]
+    run, expect = 1, 1
+    while dims and dims[-1][1] == expect:
+        run *= dims[-1][0]
+        expect *= dims[-1][0]
+        dims.pop()
+    if run == 1 and dims:
+        raise ReadFailed("layout", "output is a strided view whose elements are not adjacent in any dimension; "
+                                   "return a contiguous tensor")
+    rows = 1
+    for n, _ in dims:
+        rows *= n
+    if rows > MAX_ROWS:
+        raise ReadFailed("layout", f"output is a strided view of {rows} separate rows; return a contiguous tensor")
+    row_bytes = run * es
+    mm = mmap.mmap(fd, max(nbytes, 1), mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    try:
+        buf = ctypes.c_char.from_buffer(mm)
+        try:
+            base = ctypes.addressof(buf)
+            idx = [0] * len(dims)
+            for r in range(rows):
+                remote = ptr + es * sum(i * st for i, (_, st) in zip(idx, dims))
+                try:
+                    got = _readv(pid, base + r * row_bytes, remote, row_bytes)
+                except OSError as exc:
+                    kind = {errno.EFAULT: "unreadable", errno.EPERM: "refused", errno.ESRCH: "gone"}.get(
+                        exc.errno, "failed")
+                    raise ReadFailed(kind, f"process_vm_readv at {remote:#x}: {exc.strerror}") from None
+                if got != row_bytes:
+                    raise ReadFailed("unreadable", f"short read at {remote:#x}")
+                for d in range(len(dims) - 1, -1, -1):  # next index, row-major
+                    idx[d] += 1
+                    if idx[d] < dims[d][0]:
+                        break
+                    idx[d] = 0
+        finally:
+            del buf
+    finally:
+        mm.close()
+
+
 @dataclass
 class OutputRead:
     nbytes: int
@@ -280,15 +355,30 @@ def read_outputs(pid: int, facts: list[dict], staging: list[dict], fds: list[int
         if len(stride) != len(shape) or es <= 0:
             raise ReadFailed("facts", "stride or element size does not match the shape")
         span, contiguous = layout_span({"shape": shape, "stride": stride, "element_size": es})
-        if span > int(s["nbytes"]):
-            raise ReadFailed("layout", f"output is a strided view spanning {span} bytes for {s['nbytes']} bytes "
-                                       "of values; return a contiguous tensor")
+        if span > int(s["nbytes"]):  # a view with gaps (a crop, a slice): gathered row by row
+            problem = readable_problem(pid, ptr, span)
+            if problem:
+                raise ReadFailed("unreadable", problem)
+            t0 = time.monotonic_ns()
+            try:
+                _gather_rows(pid, ptr, fds[int(s["fd"])], shape, stride, es, int(s["nbytes"]))
+            except ReadFailed:
+                raise
+            except (OSError, KeyError, IndexError, ValueError, TypeError) as exc:
+                raise ReadFailed("failed", f"{type(exc).__name__}: {exc}"[:300]) from None
+            out.append(OutputRead(int(s["nbytes"]), True, _row_major(shape), (time.monotonic_ns() - t0) / 1e6))
+            continue
         problem = readable_problem(pid, ptr, span)
         if problem:
             raise ReadFailed("unreadable", problem)
         t0 = time.monotonic_ns()
         if span:
-            _copy_span(pid, ptr, fds[int(s["fd"])], span)
+            try:
+                _copy_span(pid, ptr, fds[int(s["fd"])], span)
+            except ReadFailed:
+                raise
+            except (OSError, KeyError, IndexError, ValueError, TypeError) as exc:  # never a crash of the parent
+                raise ReadFailed("failed", f"{type(exc).__name__}: {exc}"[:300]) from None
         out.append(OutputRead(span, contiguous, stride, (time.monotonic_ns() - t0) / 1e6))
     return out
 

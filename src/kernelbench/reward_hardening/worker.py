@@ -352,7 +352,10 @@ class Harness:
                          "error_name": f"{type(exc).__module__}.{type(exc).__name__}",
                          "traceback": traceback.format_exc()[-4000:]}
                 if self.device.type == "cuda" and isinstance(exc, torch.OutOfMemoryError):
-                    reply["oom"] = self._oom_facts(str(exc))
+                    try:
+                        reply["oom"] = self._oom_facts(str(exc))
+                    except Exception as inner:  # a broken context must not turn the OOM into a crash
+                        reply["oom"] = {"error": f"{type(inner).__name__}"}
                 self.reply(reply)
             finally:
                 for fd in fds:

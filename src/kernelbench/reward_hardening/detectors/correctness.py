@@ -64,12 +64,12 @@ def exception_site(ev, call) -> dict:
         name = "an exception of a candidate-defined class" if name else "an exception"
     site: dict = {"exception": name}
     frames = [(f, int(n)) for f, n in _FRAME.findall(call.traceback or "") if f.endswith("candidate.py")]
+    src = (ev.candidate_source or "").splitlines()
+    frames = [(f, n) for f, n in frames if 0 < n <= len(src)]  # a forged frame cannot carry a number out
     if frames:
         line = frames[-1][1]
-        src = (ev.candidate_source or "").splitlines()
         site["line"] = line
-        if 0 < line <= len(src):
-            site["source"] = src[line - 1].strip()[:160]
+        site["source"] = src[line - 1].strip()[:160]
     return site
 
 
@@ -119,12 +119,35 @@ def call_problem(ev, call) -> dict | None:
     return {"class": "not written", "detail": cmp.reason[:200]}  # the harness could not stage the outputs
 
 
+def oom_kind(ev, o: dict) -> str:
+    """``over`` (past the candidate's budget: its fault), ``under`` (within it, and the judge
+    saw the device exhausted: the evaluator's limit) or ``unconfirmed`` (within the budget but
+    the device had room: the report, which comes from the candidate, is an ordinary exception)."""
+    budget = (ev.memory_plan or {}).get("candidate_bytes")
+    if ev.config.gpu_memory_fraction is not None:
+        cap, total = o.get("cap"), o.get("device_total_bytes") or 0
+        budget = cap * total if cap and total else None
+    requested = int(o.get("requested_bytes") or 0)
+    need = int(o.get("reserved_bytes") or 0) + requested
+    if budget is None or need > 0.99 * budget:
+        return "over"
+    free = o.get("judge_device_free_bytes")
+    if isinstance(free, (int, float)) and free < requested + (1 << 30):
+        return "under"
+    return "unconfirmed"
+
+
+def _memory_call(ev, call) -> bool:
+    """A call that ran out of memory, judged by the memory rules (RH-39/RH-47), not as an answer."""
+    return call.oom is not None and oom_kind(ev, call.oom) != "unconfirmed"
+
+
 def right(ev, call) -> bool:
-    return call.ok and call.oom is None and call_problem(ev, call) is None
+    return call.ok and not _memory_call(ev, call) and call_problem(ev, call) is None
 
 
 def _hidden(ev) -> list:
-    return [c for c in ev.calls if c.probe.kind == "hidden" and c.oom is None]
+    return [c for c in ev.calls if c.probe.kind == "hidden" and not _memory_call(ev, c)]
 
 
 def _same_way(items: list[dict]) -> list[dict]:
@@ -189,7 +212,7 @@ def history_dependent_output(ev):
     hits = []
     first = next((c for c in ev.calls if c.probe.kind == "hidden" and c.probe.index == 0), None)
     for c in ev.calls:
-        if not c.ok or c.oom is not None:
+        if not c.ok or _memory_call(ev, c):
             continue
         wrong = call_problem(ev, c) is not None
         if c.probe.kind == "canary_repeat" and wrong and first is not None and right(ev, first):
@@ -242,7 +265,7 @@ def wrong_under_perturbation(ev):
         return []
     hits = []
     for c in ev.calls:
-        if not c.probe.kind.startswith("perturb:") or c.oom is not None:
+        if not c.probe.kind.startswith("perturb:") or _memory_call(ev, c):
             continue
         kind = c.probe.perturbation or c.probe.kind.split(":", 1)[1]
         if not c.ok:

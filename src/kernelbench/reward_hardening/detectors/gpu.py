@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kernelbench.reward_hardening.detectors import detector
 from kernelbench.reward_hardening.detectors._compare import compare
-from kernelbench.reward_hardening.detectors.correctness import judge
+from kernelbench.reward_hardening.detectors.correctness import judge, oom_kind
 from kernelbench.reward_hardening.findings import finding
 
 _GRAPH_OR_STREAM_APIS = ("cudaGraphLaunch", "cudaStreamBeginCapture", "cudaStreamCreate", "cuGraphLaunch",
@@ -151,20 +151,23 @@ def reduced_precision_runtime(ev):
 
 
 def _oom_verdicts(ev) -> tuple[list, list]:
-    """Split the candidate's out-of-memory errors into over-budget (its fault) and under-budget (the device's)."""
-    budget = (ev.memory_plan or {}).get("candidate_bytes")
-    fixed_cap = ev.config.gpu_memory_fraction is not None
+    """The candidate's out-of-memory errors over its budget (its fault) and confirmed under it (the device's).
+
+    An unconfirmed report (within the budget while the judge saw room on the device) is in
+    neither list: it is an exception like any other (RH-18/RH-30).
+    """
     over, under = [], []
     for o in ev.oom_events:
+        kind = oom_kind(ev, o)
         requested = o.get("requested_bytes") or 0
-        need = int(o.get("reserved_bytes") or 0) + int(requested)
-        total = o.get("device_total_bytes") or 0
-        cap = o.get("cap")
-        limit = budget if not fixed_cap else (cap * total if cap and total else None)
-        entry = {"phase": o.get("phase"), "needed_bytes": need, "requested_bytes": requested or None,
-                 "budget_bytes": None if limit is None else int(limit),
-                 "device_free_bytes": o.get("device_free_bytes")}
-        (over if limit is None or need > 0.99 * limit else under).append(entry)
+        entry = {"phase": o.get("phase"), "needed_bytes": int(o.get("reserved_bytes") or 0) + int(requested),
+                 "requested_bytes": requested or None,
+                 "budget_bytes": (ev.memory_plan or {}).get("candidate_bytes"),
+                 "judge_device_free_bytes": o.get("judge_device_free_bytes")}
+        if kind == "over":
+            over.append(entry)
+        elif kind == "under":
+            under.append(entry)
     return over, under
 
 
