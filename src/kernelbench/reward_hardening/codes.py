@@ -256,6 +256,14 @@ _TABLE = [
              "the containment sweep listed and removed it",
              "Create no IPC objects or files outside the workspace; nothing may outlive the evaluation.",
              _sev("error"), ("A43", "A46")),
+    # --- timing noise (kernelbench.reward_hardening.speedup; docs/reward-hardening.md)
+    CodeInfo("RH-54", "RH-TIMING-NOISE", "timing",
+             "The timing was too noisy for the speedup's confidence bound to mean much: a side's coefficient of "
+             "variation exceeds the limit, or other processes kept the machine's CPUs busy (info: the verdict "
+             "is unchanged, the bound is only wider)",
+             "Rerun on an idle machine (no other jobs on its CPUs or GPU); the record's speedup block shows "
+             "both sides' spread and the load.",
+             _sev("info"), ()),
 ]
 
 CODES: dict[str, CodeInfo] = {c.code: c for c in _TABLE}

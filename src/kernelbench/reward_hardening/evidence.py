@@ -77,6 +77,7 @@ class TimingSample:
     window_ms: float | None = None  # CUDA: events around flush + forward (the host interval's GPU part)
     spot_comparison: Any = None  # judge: staged outputs of a spot-checked timed call vs the reference
     inputs_unchanged: bool | None = None  # judge: the timed inputs' fingerprints after the call
+    block: int | None = None  # interleaved timing: the block this sample belongs to
 
     @property
     def other_streams_ms(self) -> float:
@@ -133,4 +134,7 @@ class Evidence:
     candidate_source: str = ""  # the candidate's source (frame lines of its exceptions are quoted from it)
     memory_plan: dict = field(default_factory=dict)  # memplan.MemoryPlan.as_dict() of the problem on this device
     oom_events: list[dict] = field(default_factory=list)  # out-of-memory errors of the candidate, per phase
+    interleaved_reference_samples: list[TimingSample] = field(default_factory=list)  # labelled by block
+    host_load: list[int] = field(default_factory=list)  # other runnable processes, at each reference block
+    usable_cpus: int = 0  # CPUs the evaluator may run on
     t0: float = field(default_factory=time.monotonic)

@@ -37,7 +37,7 @@ from kernelbench.procs import (
     WorkerTimeout,
     scrubbed_env,
 )
-from kernelbench.reward_hardening import containment, memplan, prebuild, records
+from kernelbench.reward_hardening import containment, interleave, memplan, prebuild, records
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.detectors._compare import Comparison
 from kernelbench.reward_hardening.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
@@ -627,7 +627,9 @@ class _CandidateRun:
         total = cfg.num_warmup + n
         n_spot = max(2, int(round(cfg.spot_check_fraction * n)))
         spots = set(self.rng.sample(range(cfg.num_warmup, total), min(n_spot, n)))
+        inter = self._interleaver()
         for k in range(total):
+            inter.before(k)  # the judge's reference block that belongs here, if any
             spot = k in spots
             jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62),
                                                       "stage": spot})
@@ -662,6 +664,17 @@ class _CandidateRun:
                                                       str(copied.get("why") or reply.get("output_problem")
                                                           or "outputs were not written")[:300])
             ev.samples.append(s)
+        inter.before(total)
+
+    def _interleaver(self) -> interleave.Interleaver:
+        """Reference blocks timed by the judge between the candidate's blocks (see :mod:`.interleave`)."""
+        ev = self.ev
+
+        def time_reference(block: int) -> TimingSample:
+            return interleave.reference_sample(self.s, len(ev.interleaved_reference_samples), _sample,
+                                               malformed_timing)
+
+        return interleave.Interleaver(self.cfg, ev, time_reference)
 
 
 def _defines_model_new(source: str) -> bool:
