@@ -49,14 +49,13 @@ _EXTRA = '''
 class _ExtraWork:
     """A fixed amount of extra work after forward (A/A calibration)."""
 
-    _iters = {iters}
-
+    @staticmethod
     def _extra(self, out):
         import torch
 
         if not hasattr(self, "_pad"):
             self._pad = torch.ones({numel}, device=torch.device("{device}"))
-        for _ in range(self._iters):
+        for _ in range({iters}):
             self._pad.mul_(1.0)
         return out
 
