@@ -216,7 +216,7 @@ def table(results: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset-path", default=str(REPO / "KernelBench"))
+    ap.add_argument("--dataset-path", default="KernelBench", help="relative paths: from the repository root")
     ap.add_argument("--demo", action="store_true", help="use the bundled demo problems")
     ap.add_argument("--level", type=int, default=1)
     ap.add_argument("--ids", default="1-2", help="problem ids, e.g. 1-20,47,97")
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     from kernelbench.reward_hardening.config import HardeningConfig
 
     dataset = construct_kernelbench_dataset(args.level, source="local",
-                                            base_path="demo" if args.demo else args.dataset_path)
+                                            base_path="demo" if args.demo else REPO / args.dataset_path)
     ids = [i for i in _parse_ids(args.ids) if i in set(dataset.get_problem_ids())]
     arms = [a for a in args.arms.split(",") if a]
     device = "cuda:0" if args.device == "cuda" else args.device
