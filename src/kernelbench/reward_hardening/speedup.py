@@ -28,7 +28,7 @@ bound of the candidate's (likewise), whose product of coverages is at least
 are the wider of the two.  The bootstrap covers drift between blocks; the order
 statistics hold for any distribution of independent samples, heavy tails and two humps
 included (a loaded machine delays calls by whole scheduler slices): on a loaded
-two-core machine, A/A runs claimed speedups with the bootstrap alone (2 of 8 runs).
+two-core machine, A/A runs claimed speedups with the bootstrap alone (2 of 13 runs).
 
 Spread per side: coefficient of variation (std / mean), IQR over the median and
 the number of Tukey outliers (beyond 1.5 IQR from the quartiles).
