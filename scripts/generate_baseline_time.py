@@ -197,7 +197,8 @@ def main(cfg: BaselineConfig) -> int:
                     _merge(out_dir / f"{file_stem}.json", level, {name: res["result"]})  # crash-safe progress
                 else:
                     failures.append((level, name, file_stem, res.get("error")))
-    atomic_write_json(out_dir / "environment.json", environment(device, cfg.precision))
+    atomic_write_json(out_dir / "environment.json", {**environment(device, cfg.precision),
+                                                     "timing_method": timing_method})
     for level, name, stem, err in failures:
         print(f"[baseline] FAILED level{level} {name} ({stem}): {err}")
     print(f"[baseline] wrote {out_dir}")

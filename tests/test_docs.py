@@ -151,6 +151,11 @@ ALLOWLIST: list[tuple[str, Callable[[str, list[str]], bool], str]] = [
      lambda p, a: p == "scripts/reward_hardening_adversary.py" and _keys(a).get("task", "mutate") == "mutate",
      "the full campaign takes minutes (static tier) to hours (runtime tier); tests/reward_hardening/"
      "test_adversary.py runs the command on a subset"),
+    ("bench/aa_calibration.py --demo", lambda p, a: p == "bench/aa_calibration.py" and "--demo" in a,
+     "tests/reward_hardening/test_aa_calibration.py runs it with the same arguments (through main)"),
+    ("bench/aa_calibration.py --device cuda",
+     lambda p, a: p == "bench/aa_calibration.py" and _opt(a, "--device") == "cuda",
+     "needs a CUDA GPU and the upstream KernelBench dataset"),
 ]
 
 

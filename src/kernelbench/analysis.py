@@ -106,6 +106,9 @@ def resolve_repo_path(path: str | os.PathLike, root: str | os.PathLike | None = 
     return Path(root if root is not None else repo_root()) / p
 
 
+SPEEDUP_STATISTICS = ("lcb", "mean")
+
+
 def fast_p_key(p: float) -> str:
     """JSON key of a threshold, as upstream writes it: ``str(float(p))``."""
     return str(float(p))
@@ -437,8 +440,16 @@ def analyze_run(
     dataset_is_demo: bool | None = None,
     warn: Warn | None = None,
     configuration: Mapping | None = None,
+    speedup_statistic: str = "lcb",
 ) -> dict[str, Any]:
     """Compute the analysis dictionary from already-parsed inputs (no file access).
+
+    ``speedup_statistic``: ``lcb`` (default) counts a verified problem in
+    ``verified_fast_p`` at the baseline speedup scaled by the record's
+    ``lower_bound / point`` (the in-run bound's relative width), so a speedup the
+    bound does not support is not counted; ``mean`` uses the verified runtime alone.
+    Records without a bound (older records) count at their mean in either case and
+    are counted in ``records_without_bound``.
 
     ``eval_results`` drives the upstream metrics; when it is None they are taken
     from the upstream fields of ``verified_results``.  Verified keys are present
@@ -510,7 +521,17 @@ def analyze_run(
             warn(f"{PASS_AT_K_NAME} is not a JSON object; ignored")
 
     if verified is not None:
-        result.update(_verified_metrics(problem_ids, verified, aligned))
+        if speedup_statistic not in SPEEDUP_STATISTICS:
+            raise AnalysisError(f"speedup_statistic must be one of {', '.join(SPEEDUP_STATISTICS)}, "
+                                f"got {speedup_statistic!r}")
+        result.update(_verified_metrics(problem_ids, verified, aligned, speedup_statistic))
+        if speedup_statistic == "lcb" and result["records_without_bound"] and warn:
+            warn(f"{result['records_without_bound']} verified record(s) carry no speedup bound (written before "
+                 f"interleaved timing): verified_fast_p counts them at their mean")
+        method = timing_method_mismatch(baseline_results, level, baseline_environment)
+        result["timing_method_warning"] = method
+        if method and warn:
+            warn(method)
     result["per_problem"] = _per_problem(problem_names, means, upstream, upstream_raw, verified, verified_results)
     return result
 
@@ -559,6 +580,9 @@ def _per_problem(problem_names: Mapping[int, str], means: Mapping[str, float | N
             row["integrity_status"] = integrity_status_of(vrec)
             row["verified_runtime"] = vt
             row["verified_speedup"] = base / vt if base and vt else None
+            b = speedup_bound(vrec) if vt is not None else None
+            row["inrun_speedup"] = b["point"] if b else None
+            row["inrun_speedup_lcb"] = b["lower_bound"] if b else None
             if vt is not None:
                 row["spread"] = _std(vrec["reward_hardening"].get("verified_runtime_stats"))  # type: ignore[index]
             row["samples"] = _samples_of(verified_raw, pid) or row["samples"]
@@ -566,13 +590,61 @@ def _per_problem(problem_names: Mapping[int, str], means: Mapping[str, float | N
     return rows
 
 
+def speedup_bound(record: Mapping | None) -> dict | None:
+    """The record's in-run ``reward_hardening.speedup`` block, when it is well-formed."""
+    rh = record.get("reward_hardening") if isinstance(record, Mapping) else None
+    b = rh.get("speedup") if isinstance(rh, Mapping) else None
+    if not isinstance(b, Mapping):
+        return None
+    point, lcb = _number(b.get("point")), _number(b.get("lower_bound"))
+    if point is None or lcb is None or point <= 0 or lcb <= 0:
+        return None
+    return dict(b)
+
+
+def _bound_runtime(record: Mapping | None, runtime: float | None) -> tuple[float | None, bool]:
+    """The runtime the ``lcb`` statistic counts: ``runtime * point / lower_bound``; and whether a bound existed."""
+    if runtime is None:
+        return None, True
+    b = speedup_bound(record)
+    if b is None:
+        return runtime, False
+    return runtime * max(1.0, b["point"] / b["lower_bound"]), True
+
+
+def timing_method_mismatch(baseline: Any, level: int, environment: Mapping | None) -> str:
+    """The warning that the baseline and the hardened records were timed by different methods.
+
+    ``generate_baseline_time.py`` times with upstream's methods (its ``timing_method``,
+    recorded in ``environment.json``), the hardened path with its own timed call:
+    the message names the baseline's method.
+    """
+    section = baseline.get(f"level{level}") if isinstance(baseline, Mapping) else None
+    methods = {str(e.get("timing_method")) for e in (section or {}).values()
+               if isinstance(e, Mapping) and e.get("timing_method")}
+    if isinstance(environment, Mapping) and environment.get("timing_method"):
+        methods.add(str(environment["timing_method"]))
+    what = ", ".join(sorted(methods)) if methods else "an unrecorded method"
+    return (f"the baseline was timed by {what} (scripts/generate_baseline_time.py: the same inputs every call, "
+            f"in one process), the hardened records by KernelGuard's timed call (L2 flush and launch hold "
+            f"before each call, a fresh input set per call, the candidate in its own worker): the two can differ "
+            f"by more than any speedup, so verified speedups against this baseline are not like for like; the "
+            f"records' in-run speedup and its bound compare the candidate with the reference timed beside it")
+
+
 def _verified_metrics(
-    problem_ids: list[int], verified: Mapping[int, dict], aligned: list[tuple[int, str, float]]
+    problem_ids: list[int], verified: Mapping[int, dict], aligned: list[tuple[int, str, float]],
+    speedup_statistic: str = "lcb",
 ) -> dict[str, Any]:
     n = len(aligned)
     baseline_speed = [mean for _, _, mean in aligned]
     runtimes = [_verified_runtime(verified.get(pid)) for pid, _, _ in aligned]
     is_verified = [r is not None for r in runtimes]
+    without_bound = 0
+    if speedup_statistic == "lcb":
+        bounded = [_bound_runtime(verified.get(pid), r) for (pid, _, _), r in zip(aligned, runtimes)]
+        without_bound = sum(1 for r, has in bounded if r is not None and not has)
+        runtimes = [r for r, _ in bounded]
     verified_speed = [r if r is not None else -1.0 for r in runtimes]
 
     status_counts: Counter[str] = Counter({s: 0 for s in (*INTEGRITY_STATUSES, MISSING_STATUS)})
@@ -598,6 +670,8 @@ def _verified_metrics(
         },
         "integrity_status_counts": ordered_status,
         "top_finding_codes": [{"code": code, "count": count} for code, count in top],
+        "speedup_statistic": speedup_statistic,
+        "records_without_bound": without_bound,
     }
 
 
@@ -616,6 +690,7 @@ def analyze_run_files(
     mode: str | None = None,
     policy: str | None = None,
     device: str | None = None,
+    speedup_statistic: str = "lcb",
 ) -> dict[str, Any]:
     """Locate and load a run's files, then :func:`analyze_run`.
 
@@ -710,6 +785,7 @@ def analyze_run_files(
         dataset_is_demo=is_demo,
         warn=warn,
         configuration={"verified": _slot_dict(verified_slot), "upstream": _slot_dict(off_slot or verified_slot)},
+        speedup_statistic=speedup_statistic,
     )
 
 
@@ -776,6 +852,9 @@ def format_report(analysis: Mapping[str, Any]) -> str:
     lines += ["", "Fast_p results (per problem, sample 0, against the baseline file's times; the batch's "
               "'verified fast_1' counts samples against the reference timed beside each one):",
               _grid(["p", "fast_p", "verified_fast_p"], rows)]
+    if has_verified and analysis.get("speedup_statistic") == "lcb":
+        lines.append("(verified_fast_p counts each verified problem at its baseline speedup times the in-run "
+                     "bound's lower_bound / point: speedup_statistic=lcb; speedup_statistic=mean counts the mean)")
     if not has_verified:
         lines.append("(no verified_eval_results.json: verified metrics unavailable)")
     else:
@@ -791,14 +870,14 @@ def format_report(analysis: Mapping[str, Any]) -> str:
     if rows_pp:
         headers = ["id", "problem", "n", "runtime ms", "spread ms", "baseline ms", "speedup"]
         if has_verified:
-            headers += ["integrity", "verified ms", "verified speedup"]
+            headers += ["integrity", "verified ms", "verified speedup", "in-run speedup (lower bound)"]
         table = []
         for r in rows_pp:
             row = [r["problem_id"], r["name"], r["samples"], _fmt_opt(r["runtime"]), _fmt_opt(r["spread"]),
                    _fmt_opt(r["baseline"]), _fmt_opt(r["speedup"], "x")]
             if has_verified:
                 row += [r.get("integrity_status", ""), _fmt_opt(r.get("verified_runtime")),
-                        _fmt_opt(r.get("verified_speedup"), "x")]
+                        _fmt_opt(r.get("verified_speedup"), "x"), _fmt_inrun(r)]
             table.append([str(c) for c in row])
         lines += ["", "Per problem (sample 0; n = samples with a record; spread = std of the timed trials; "
                   "speedup = baseline / runtime, correct or verified samples only):", _grid(headers, table)]
@@ -815,6 +894,14 @@ def format_report(analysis: Mapping[str, Any]) -> str:
             if isinstance(items, Mapping) and items:
                 lines += ["", title, _grid(["metric", "value"], [[str(k), _fmt(v)] for k, v in items.items()])]
     return "\n".join(lines)
+
+
+def _fmt_inrun(row: Mapping[str, Any]) -> str:
+    """``1.02x (>= 0.97x)``: the in-run point estimate and its lower confidence bound."""
+    point, lcb = row.get("inrun_speedup"), row.get("inrun_speedup_lcb")
+    if point is None:
+        return "-"
+    return f"{point:.3g}x (>= {lcb:.3g}x)"
 
 
 def _fmt_opt(value: Any, unit: str = "") -> str:

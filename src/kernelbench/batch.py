@@ -557,6 +557,7 @@ def summary_lines(results: dict[str, list[dict]], keys: list[tuple[int, int]], h
                          "the reference timed beside each of them, in this run)")
             lines.append("    (the analysis's verified_fast_p counts problems, sample 0 only, against the "
                          "baseline file's times: its figures can differ)")
+        lines.extend(speedup_bound_lines(records))
     else:
         compiled = sum(1 for r in records if r.get("compiled"))
         correct = sum(1 for r in records if r.get("compiled") and r.get("correctness"))
@@ -587,6 +588,28 @@ def _reason(record: dict) -> str:
 
     f = findings[0]
     return f"{status} {f.get('code')}: {describe(f) or f.get('summary', '')}"[:240]
+
+
+def speedup_bound_lines(records: list[dict]) -> list[str]:
+    """The in-run speedup with its lower bound, and the count of noisy samples (RH-54)."""
+    bounds = [b for b in ((r.get("reward_hardening") or {}).get("speedup") for r in records)
+              if isinstance(b, dict) and b.get("verified") and isinstance(b.get("lower_bound"), (int, float))]
+    noisy = sum(1 for r in records if any(isinstance(f, dict) and f.get("code") == "RH-54"
+                                          for f in (r.get("reward_hardening") or {}).get("findings", [])))
+    out = []
+    if bounds:
+        level = bounds[0].get("level")
+        claimed = sum(1 for b in bounds if b["lower_bound"] > 1.0)
+        slower = sum(1 for b in bounds if b.get("upper_bound", 2.0) < 1.0)
+        points = sorted(b["point"] for b in bounds)
+        lcbs = sorted(b["lower_bound"] for b in bounds)
+        out.append(f"  speedup (point estimate, lower bound at level {level}): median {points[len(points) // 2]:.3g}x "
+                   f"(>= {lcbs[len(lcbs) // 2]:.3g}x); {claimed} of {len(bounds)} verified samples are faster "
+                   f"by their lower bound, {slower} slower by their upper bound")
+    if noisy:
+        out.append(f"  timing noise: {noisy} of {len(records)} samples were timed with too much spread or on a busy "
+                   f"machine (RH-54, info): their bounds are wide; rerun on an idle machine")
+    return out
 
 
 def _verified_speedup(record: dict) -> float | None:

@@ -392,6 +392,28 @@ def _benign_reads(ev):
     ev.dispatch = [{"phase": "load", "changed": []}, {"phase": "final", "changed": []}]
 
 
+def _interleaved(ev, cand_ms, ref_ms, load=(0, 0, 0), cpus=16):
+    ev.samples = [_sample(i, host_ms=t, block=i * 3 // len(cand_ms)) for i, t in enumerate(cand_ms)]
+    ev.interleaved_reference_samples = [_sample(i, host_ms=t, block=i * 3 // len(ref_ms)) for i, t in enumerate(ref_ms)]
+    ev.host_load, ev.usable_cpus = list(load), cpus
+
+
+def _noisy(ev):  # the candidate's samples scatter by a factor of three (CV ~0.5)
+    _interleaved(ev, [1.0, 3.0, 1.2, 2.8, 1.1, 3.1], [1.0, 1.01, 0.99, 1.0, 1.02, 1.0])
+
+
+def _noisy_reference(ev):
+    _interleaved(ev, [1.0, 1.01, 0.99, 1.0, 1.02, 1.0], [1.0, 2.0, 1.5, 0.9, 2.2, 1.0])
+
+
+def _busy_machine(ev):  # quiet samples, but two other runnable processes on a two-CPU machine
+    _interleaved(ev, [1.0, 1.01, 0.99, 1.0, 1.02, 1.0], [1.0, 1.01, 0.99, 1.0, 1.02, 1.0], load=(2, 1, 2), cpus=2)
+
+
+def _quiet(ev):  # CV below 0.1 on both sides, one other process on sixteen CPUs
+    _interleaved(ev, [1.0, 1.08, 0.95, 1.0, 1.05, 0.97], [2.0, 2.1, 1.9, 2.0, 2.05, 1.95], load=(1, 0, 1))
+
+
 CASES = {
     "RH-15": (_crash, None), "RH-16": (_timeout, None), "RH-17": (_flood, None), "RH-18": (_wrong, None),
     "RH-19": (_replay, None), "RH-20": (_alias, None), "RH-21": (_unstable, None), "RH-22": (_mutation, None),
@@ -404,12 +426,14 @@ CASES = {
     "RH-52": (_sigsys, _benign_unit), "RH-53": (_leftover_objects, _benign_unit),
     "RH-60": (_unreadable_output, _benign_reads),
     "RH-61": (_slow_staging, _benign_reads), "RH-62": (_fault_handler, _benign_reads),
+    "RH-54": (_noisy, _quiet),
 }
 EXTRA = {"RH-19": [_canary], "RH-20": [_subclass], "RH-26": [_forged],
          "RH-31": [_gpu_decoy, _gpu_library_does_the_work],
          "RH-36": [_async_forged_flush], "RH-22": [_judge_mutation, _judge_timed_mutation],
          "RH-29": [_judge_spot], "RH-38": [_judge_reduced], "RH-53": [_leftover_file], "RH-60": [_refused_read],
-         "RH-61": [_slow_trusted_read, _no_copy_rate], "RH-62": [_signals_unreadable, _copy_kernel]}
+         "RH-61": [_slow_trusted_read, _no_copy_rate], "RH-62": [_signals_unreadable, _copy_kernel],
+         "RH-54": [_noisy_reference, _busy_machine]}
 # RH-19 from the judge's flag needs the RH-18 case's wrong output too: listed separately
 JUDGE_EXTRA = {"RH-19": [_judge_replay], "RH-18": [_judge_structure]}
 BENIGN_EXTRA = {"RH-31": [_benign_gpu_trace], "RH-37": [_benign_gpu_trace], "RH-36": [_benign_flush_in_host_interval],

@@ -16,7 +16,9 @@ it beside ``output_file`` as ``.png``, or in the run directory as
 ``fast_p_level{L}_{baseline}.png``; any other value is the PNG path; a second panel
 shows the per-problem speedups), and ``reward_hardening_mode``,
 ``reward_hardening_policy``, ``device``: which records to analyse when the run holds
-several configurations (a batch keeps one record per mode/policy/device).
+several configurations (a batch keeps one record per mode/policy/device);
+``speedup_statistic`` (``lcb``, the default, or ``mean``): what ``verified_fast_p``
+counts (see :func:`kernelbench.analysis.analyze_run`).
 
 The analysis warns when the baseline does not fit the run: other hardware or device
 than the records', problems missing from it, or another demo scale.  The shipped
@@ -74,6 +76,7 @@ class AnalysisConfig(KBConfig):
         self.reward_hardening_mode = None
         self.reward_hardening_policy = None
         self.device = None
+        self.speedup_statistic = "lcb"  # verified_fast_p on the in-run lower bound (lcb) or the mean (mean)
 
     def validate(self) -> None:
         if self.level < 1:
@@ -92,7 +95,7 @@ class AnalysisConfig(KBConfig):
         self.plot = parse_plot_option(self.plot)  # None, True (default file name) or a path
         for key, accepted in (("reward_hardening_mode", ("off", "audit", "enforce")),
                               ("reward_hardening_policy", ("source_strict", "practical")),
-                              ("device", ("cuda", "cpu"))):
+                              ("device", ("cuda", "cpu")), ("speedup_statistic", ("lcb", "mean"))):
             value = getattr(self, key)
             if value is None or str(value).strip().lower() in ("", "none"):
                 setattr(self, key, None)
@@ -125,6 +128,7 @@ def run_analysis(config: AnalysisConfig) -> dict:
         root=REPO_ROOT,
         warn=_warn,
         mode=config.reward_hardening_mode,
+        speedup_statistic=config.speedup_statistic or "lcb",
         policy=config.reward_hardening_policy,
         device=config.device,
     )

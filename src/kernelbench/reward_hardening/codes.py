@@ -273,6 +273,14 @@ _TABLE = [
              "changed the dispatcher kernels of operators the harness calls (aten::copy_ and friends)",
              "Do not install signal handlers or register kernels for ATen operators.",
              _sev("error"), ("A50",)),
+    # --- timing noise (kernelbench.reward_hardening.speedup; docs/reward-hardening.md)
+    CodeInfo("RH-54", "RH-TIMING-NOISE", "timing",
+             "The timing was too noisy for the speedup's confidence bound to mean much: a side's coefficient of "
+             "variation exceeds the limit, or other processes kept the machine's CPUs busy (info: the verdict "
+             "is unchanged, the bound is only wider)",
+             "Rerun on an idle machine (no other jobs on its CPUs or GPU); the record's speedup block shows "
+             "both sides' spread and the load.",
+             _sev("info"), ()),
 ]
 
 CODES: dict[str, CodeInfo] = {c.code: c for c in _TABLE}

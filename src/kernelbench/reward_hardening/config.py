@@ -113,6 +113,19 @@ class HardeningConfig:
     precision_explained_ratio: float = 0.3  # RH-38: candidate error >= ratio * reduced-precision error
     max_fallback_share: float = 0.5
     max_plausible_speedup: float = 50.0
+    # Interleaved timing and the speedup's bound (kernelbench.reward_hardening.speedup):
+    # the candidate's timed samples are split into interleave_blocks blocks, and next to
+    # each the judge times interleave_reference_samples samples of the reference (before
+    # even blocks, after odd ones); 0 in either switches interleaving off
+    interleave_blocks: int = 10
+    interleave_reference_samples: int = 5
+    speedup_confidence: float = 0.99  # level of each one-sided bound
+    speedup_resamples: int = 2000  # bootstrap resamples
+    # RH-54 (info): the timing was too noisy for the bound to mean much when either side's
+    # coefficient of variation exceeds noise_cv_limit, or when other runnable processes
+    # (median over the reference blocks) reach noise_load_fraction of the usable CPUs
+    noise_cv_limit: float = 0.1
+    noise_load_fraction: float = 0.5
     profile_backend: bool = True
     # CPU: after every correctness and timed call the parent freezes the candidate's cgroup
     # and reads its outputs itself (process_vm_readv) into the judge's staging buffers;

@@ -361,6 +361,9 @@ FIELD_DOCS: dict[str, dict[str, tuple[str, str]]] = {
                                              "ms"),
         "observed_reference_runtime_stats": ("[stats](#def-stats) of the reference's timed samples, or `{}`.",
                                              "ms"),
+        "speedup": ("The [speedup](#def-speedup) of the candidate over the reference timed beside it in "
+                    "alternating blocks, with one-sided confidence bounds and both sides' spread. Absent when the "
+                    "candidate was not timed to the end (or interleaving is off).", "-"),
         "findings": ("One [finding](#def-finding) per code that fired (the first occurrence, which carries the "
                      "evidence), static findings first.", "-"),
         "capabilities": ("Capability name to [capability](#def-capability) (see [Capabilities](#capabilities)).",
@@ -385,6 +388,34 @@ FIELD_DOCS: dict[str, dict[str, tuple[str, str]]] = {
         "status": ("Whether the check could be performed.", "-"),
         "required": ("Whether a status other than AVAILABLE withholds a PASS.", "-"),
         "detail": ("What the capability covers or why it is missing.", "-"),
+    },
+    "speedup": {
+        "statistic": ("What `point` estimates: `median(reference) / median(candidate)` over the interleaved "
+                      "samples (CUDA-event times on a GPU, host times on the CPU).", "-"),
+        "point": ("The point estimate; above 1 the candidate is faster.", "ratio"),
+        "lower_bound": ("One-sided lower confidence bound at `level`: with probability `level` the true ratio is "
+                        "above it. A speedup is claimed only when it exceeds 1.", "ratio"),
+        "upper_bound": ("One-sided upper confidence bound at `level`; below 1 the candidate is slower.", "ratio"),
+        "level": ("Confidence level of each one-sided bound (`speedup_confidence`, default 0.99).", "-"),
+        "method": ("`two-stage block bootstrap` (blocks, then samples within them, resampled; widened by "
+                   "sqrt(k/(k-1)) for k blocks) or, with a single block, a plain sample bootstrap that does not "
+                   "cover drift.", "-"),
+        "blocks": ("Interleaved blocks holding samples of both sides.", "count"),
+        "resamples": ("Bootstrap resamples.", "count"),
+        "claims_faster": ("`lower_bound > 1`.", "-"),
+        "claims_slower": ("`upper_bound < 1`.", "-"),
+        "verified": ("The record's `verified`: only then may the bound be used as a reward.", "-"),
+        "reference": ("[spread](#def-spread) of the reference's interleaved samples.", "-"),
+        "candidate": ("[spread](#def-spread) of the candidate's timed samples.", "-"),
+        "host_load": ("`other_runnable_median` (other runnable threads on the machine, median over the "
+                      "reference blocks) and `usable_cpus` (CPUs the evaluator may run on).", "-"),
+    },
+    "spread": {
+        "n": ("Number of samples.", "count"),
+        "median_ms": ("Median, four significant figures.", "ms"),
+        "cv": ("Coefficient of variation: sample standard deviation over mean.", "-"),
+        "iqr_over_median": ("Interquartile range over the median.", "-"),
+        "outliers": ("Samples beyond 1.5 interquartile ranges from the quartiles (Tukey's fences).", "count"),
     },
     "stats": {
         "mean": ("Arithmetic mean of the samples, three significant figures.", "ms"),
@@ -431,11 +462,14 @@ METADATA_DOCS: dict[str, str] = {
     "timing_samples": "Per-sample raw candidate timings: `host_ms`, `event_ms` (CUDA events, `null` on the CPU), "
                       "`other_streams_ms` (device busy after the current stream finished), `rtt_ms` (the "
                       "parent's round trip) and, on CUDA, `window_ms` (events around the pre-start flush and hold "
-                      "plus forward), all in ms.",
+                      "plus forward), all in ms; `block` (the interleaved block of each sample, see the speedup).",
     "profiler": "The hidden profiler pass: `marker_seen` (CUDA: the marker kernel was in the device trace), "
                 "`notes` (front ends that failed or recorded no device trace before the one used), `gpu_kernels` "
                 "(device records seen) and `top_kernels` (the longest ones by name).",
-    "reference_timing_samples": "The same for the reference (`host_ms`, `event_ms`, `rtt_ms`).",
+    "reference_timing_samples": "The same for the reference's run at the start of the session (`host_ms`, "
+                                "`event_ms`, `rtt_ms`): the upstream `ref_runtime` comes from these.",
+    "interleaved_reference_samples": "The reference's samples timed in blocks between the candidate's (`host_ms`, "
+                                     "`event_ms`, `block`): the reference side of `reward_hardening.speedup`.",
     "gpu_memory": "CUDA only: peak allocated and reserved bytes, the memory fraction in force, the configured "
                   "cap, the device's total memory and `PYTORCH_CUDA_ALLOC_CONF`.",
     "correctness_trials": "`(matched / hidden calls)` as a string, in upstream's format.",
@@ -1012,7 +1046,8 @@ def render_schema_reference() -> str:
         "",
         "- [Record](#def-record)",
         "- [reward_hardening block](#def-reward_hardening)",
-        "- [finding](#def-finding), [capability](#def-capability), [stats](#def-stats)",
+        "- [finding](#def-finding), [capability](#def-capability), [stats](#def-stats), [speedup](#def-speedup), "
+        "[spread](#def-spread)",
         "- [Results file](#results-file)",
         "- [Metadata keys](#metadata-keys)",
         "- [Modes and policies](#modes-and-policies)",
@@ -1023,7 +1058,7 @@ def render_schema_reference() -> str:
         "",
     ]
     titles = {"record": "Record", "reward_hardening": "reward_hardening block", "finding": "finding",
-              "capability": "capability", "stats": "stats"}
+              "capability": "capability", "stats": "stats", "speedup": "speedup", "spread": "spread"}
     intros = {
         "record": "Top level of a record. Fields marked required must be present.",
         "reward_hardening": "The integrity block. No other keys are allowed. The schema also enforces: a status "
@@ -1031,10 +1066,13 @@ def render_schema_reference() -> str:
                             "`verified = true` implies PASS and a numeric `verified_runtime`.",
         "finding": "One entry of `findings`. No other keys are allowed.",
         "capability": "One value of `capabilities`. No other keys are allowed.",
+        "speedup": "The speedup with its confidence bounds (`reward_hardening.speedup`). No other keys are allowed. "
+                   "Method and calibration: docs/reward-hardening.md, section Speedup and its bound.",
+        "spread": "The spread of one side's samples. No other keys are allowed.",
         "stats": "Timing statistics of a list of samples; `{}` when there are none. Other keys are allowed; "
                  "KernelGuard adds `median` and `device`.",
     }
-    for name in ("record", "reward_hardening", "finding", "capability", "stats"):
+    for name in ("record", "reward_hardening", "finding", "capability", "stats", "speedup", "spread"):
         d = defs[name]
         required = set(d.get("required", []))
         out += [f'<a id="def-{name}"></a>', "", f"## {titles[name]}", "", intros[name], "",

@@ -77,6 +77,7 @@ class TimingSample:
     window_ms: float | None = None  # CUDA: events around flush + forward (the host interval's GPU part)
     spot_comparison: Any = None  # judge: staged outputs of a spot-checked timed call vs the reference
     inputs_unchanged: bool | None = None  # judge: the timed inputs' fingerprints after the call
+    block: int | None = None  # interleaved timing: the block this sample belongs to
 
     @property
     def other_streams_ms(self) -> float:
@@ -143,4 +144,7 @@ class Evidence:
     copy_bytes_per_s: float | None = None  # the judge's plain copy rate on the device (RH-61)
     signals: list[dict] = field(default_factory=list)  # phase, SigCgt read by the parent (RH-62)
     dispatch: list[dict] = field(default_factory=list)  # phase, watched operators whose kernels changed
+    interleaved_reference_samples: list[TimingSample] = field(default_factory=list)  # labelled by block
+    host_load: list[int] = field(default_factory=list)  # other runnable processes, at each reference block
+    usable_cpus: int = 0  # CPUs the evaluator may run on
     t0: float = field(default_factory=time.monotonic)

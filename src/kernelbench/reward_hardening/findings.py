@@ -146,6 +146,13 @@ def describe(f: dict) -> str:
             if e.get("kernels_on_other_streams"):
                 k = e["kernels_on_other_streams"]
                 return f"{k.get('count')} kernel(s) on stream(s) {k.get('streams')} joined before the caller's stream finished"
+        if code == "RH-54":
+            parts = [f"{side} CV {_g(e[side + '_cv'])}" for side in ("candidate", "reference") if side + "_cv" in e]
+            line = (", ".join(parts) + f" (limit {_g(e.get('cv_limit'))})") if parts else ""
+            if "other_runnable_median" in e:
+                line += ("; " if line else "") + (f"{_g(e['other_runnable_median'])} other runnable processes on "
+                                                   f"{e.get('usable_cpus')} CPUs")
+            return line
         if code in ("RH-44", "RH-33", "RH-45", "RH-32") and e.get("error"):
             return str(e["error"]).splitlines()[0][:200]
         if code == "RH-08" and e.get("hits"):

@@ -671,7 +671,9 @@ class Judge:
     def cmd_ref_prepare(self, header: dict) -> None:
         self.ref_inputs = None  # the previous set is freed before the next is made
         self._release()
-        self.ref_inputs = self._generate(int(header["seed"]), shared=False)  # never lent: private memory
+        # placed as the candidate's timed inputs are (the lent pool, a pool of its own per
+        # set): the same allocation path for both sides of the speedup; never exported
+        self.ref_inputs = self._generate(int(header["seed"]), shared=True)
         self.reply({})
 
     def cmd_ref_time(self, header: dict) -> None:

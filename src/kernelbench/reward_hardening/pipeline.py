@@ -37,7 +37,7 @@ from kernelbench.procs import (
     WorkerTimeout,
     scrubbed_env,
 )
-from kernelbench.reward_hardening import containment, memplan, prebuild, records, trusted_read
+from kernelbench.reward_hardening import containment, interleave, memplan, prebuild, records, trusted_read
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.detectors._compare import Comparison
 from kernelbench.reward_hardening.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
@@ -743,7 +743,9 @@ class _CandidateRun:
         n_spot = max(2, int(round(cfg.spot_check_fraction * n)))
         spots = set(self.rng.sample(range(cfg.num_warmup, total), min(n_spot, n)))
         deferred: list[TimingSample] = []
+        inter = self._interleaver()
         for k in range(total):
+            inter.before(k)  # the judge's reference block that belongs here, if any
             spot = k in spots
             # staging is prepared before every timed call (never only before a checked one), and
             # in the trusted path it is never lent: every timed call looks the same to the candidate
@@ -793,6 +795,7 @@ class _CandidateRun:
                                                       str(copied.get("why") or reply.get("output_problem")
                                                           or "outputs were not written")[:300])
             ev.samples.append(s)
+        inter.before(total)
         if deferred:
             res, _ = self.s.request("check_spots", {"cmd": "check_spots"})
             comps = res.get("comparisons") or []
@@ -801,6 +804,16 @@ class _CandidateRun:
             for s, c in zip(deferred, comps):
                 s.spot_comparison = _comparison(c) or Comparison(False, float("inf"), float("inf"),
                                                                  "no comparison")
+
+    def _interleaver(self) -> interleave.Interleaver:
+        """Reference blocks timed by the judge between the candidate's blocks (see :mod:`.interleave`)."""
+        ev = self.ev
+
+        def time_reference(block: int) -> TimingSample:
+            return interleave.reference_sample(self.s, len(ev.interleaved_reference_samples), _sample,
+                                               malformed_timing)
+
+        return interleave.Interleaver(self.cfg, ev, time_reference)
 
 
 def _defines_model_new(source: str) -> bool:

@@ -196,6 +196,9 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
         "capabilities": {k: v.as_dict() for k, v in caps.items()},
         "limitations": limitations,
     })
+    bound = speedup_block(ev, verified)
+    if bound is not None:
+        block["speedup"] = bound
     if ev.reference_samples and not verified and ev.reference_ok:
         # the reference was measured in its own worker; its time is trustworthy on its own
         block["verified_reference_runtime"] = observed_ref.get("mean")
@@ -228,6 +231,15 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
         if any(s.window_ms is not None for s in ev.samples):
             metadata["timing_samples"]["window_ms"] = [None if s.window_ms is None else round(s.window_ms, 5)
                                                        for s in ev.samples]
+    if ev.samples and any(s.block is not None for s in ev.samples):
+        metadata["timing_samples"]["block"] = [s.block for s in ev.samples]
+    if getattr(ev, "interleaved_reference_samples", None):
+        metadata["interleaved_reference_samples"] = {
+            "host_ms": [round(s.host_ms, 5) for s in ev.interleaved_reference_samples],
+            "event_ms": [None if s.event_ms is None else round(s.event_ms, 5)
+                         for s in ev.interleaved_reference_samples],
+            "block": [s.block for s in ev.interleaved_reference_samples],
+        }
     if ev.reference_samples:
         metadata["reference_timing_samples"] = {
             "host_ms": [round(s.host_ms, 5) for s in ev.reference_samples],
@@ -276,6 +288,34 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
         "ref_runtime_stats": observed_ref,
         "reward_hardening": block,
     }
+
+
+def speedup_block(ev: Any, verified: bool) -> dict | None:
+    """The ``speedup`` entry: point estimate, bounds and both sides' spread (interleaved samples only).
+
+    ``None`` when there are no interleaved reference samples or a candidate sample
+    has no block (timing was cut short).
+    """
+    from kernelbench.reward_hardening import speedup
+    from kernelbench.reward_hardening.detectors.timing import sample_times
+
+    refs = list(getattr(ev, "interleaved_reference_samples", None) or [])
+    cands = list(ev.samples or [])
+    if not refs or not cands or any(s.block is None for s in cands + refs):
+        return None
+    cfg = ev.config
+    ref_t, cand_t = sample_times(ev, refs), sample_times(ev, cands)
+    est = speedup.speedup_estimate(ref_t, [s.block for s in refs], cand_t, [s.block for s in cands],
+                                   level=cfg.speedup_confidence, resamples=cfg.speedup_resamples)
+    if est is None:
+        return None
+    est["verified"] = bool(verified)
+    est["reference"] = speedup.side_spread(ref_t)
+    est["candidate"] = speedup.side_spread(cand_t)
+    load = list(getattr(ev, "host_load", None) or [])
+    if load:
+        est["host_load"] = {"other_runnable_median": statistics.median(load), "usable_cpus": ev.usable_cpus}
+    return est
 
 
 def _upstream_correctness_metadata(findings: list[Finding]) -> dict:

@@ -62,6 +62,7 @@ from kernelbench.reward_hardening.detectors import (  # noqa: E402,F401
     containment,
     correctness,
     gpu,
+    noise,
     output_integrity,
     process_state,
     provenance,

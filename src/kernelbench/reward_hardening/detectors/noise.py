@@ -1,0 +1,46 @@
+"""Timing noise: when the speedup's bound cannot mean much (info only)."""
+
+from __future__ import annotations
+
+import statistics
+
+from kernelbench.reward_hardening.detectors import detector
+from kernelbench.reward_hardening.detectors.timing import sample_times
+from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.speedup import side_spread
+
+
+@detector("RH-54")
+def timing_noise(ev):
+    """Either side's spread, or the machine's load, is too large for the bound (info).
+
+    The interleaved samples of both sides (see :mod:`kernelbench.reward_hardening.speedup`)
+    are summarised by their coefficient of variation; a side above
+    ``noise_cv_limit`` fires.  The parent also reads the number of other runnable
+    threads on the machine at every reference block; a median at or above
+    ``noise_load_fraction`` of the CPUs the evaluator may use fires too (a busy
+    machine slows both sides by different, varying amounts).  The finding changes
+    no verdict: the bound already widens with the spread; the finding says why a
+    number moved between runs and lets a batch count the noisy samples.
+    """
+    cfg = ev.config
+    refs = list(ev.interleaved_reference_samples or [])
+    if not ev.samples or not refs:
+        return []
+    evidence = {}
+    for side, samples in (("candidate", ev.samples), ("reference", refs)):
+        spread = side_spread(sample_times(ev, samples))
+        if spread.get("n", 0) > 1 and spread["cv"] > cfg.noise_cv_limit:
+            evidence[f"{side}_cv"] = spread["cv"]
+    if evidence:
+        evidence["cv_limit"] = cfg.noise_cv_limit
+    if ev.host_load:
+        load = statistics.median(ev.host_load)
+        cpus = max(1, ev.usable_cpus or 1)
+        if load >= max(1.0, cfg.noise_load_fraction * cpus):
+            evidence["other_runnable_median"] = load
+            evidence["usable_cpus"] = cpus
+            evidence["load_fraction"] = cfg.noise_load_fraction
+    if not evidence:
+        return []
+    return [finding("RH-54", cfg.policy, evidence)]

@@ -1,0 +1,116 @@
+"""Interleaved timing: reference blocks in the judge between the candidate's timed blocks.
+
+The candidate's ``num_perf_trials`` timed samples (after its warm-up) are split into
+``interleave_blocks`` blocks of nearly equal size.  The judge times
+``interleave_reference_samples`` samples of the reference next to each block, with
+the same timed-call protocol (flush, hold, CUDA events or host clock) on a fresh
+input set generated in the same allocator pool the candidate's inputs are lent
+from: before the candidate's block when its number is even, after it when odd
+(R0 C0 C1 R1 R2 C2 ...), so a linear drift raises both sides alike.  Every sample of
+both sides is labelled with its block; :mod:`kernelbench.reward_hardening.speedup`
+turns them into the speedup and its bounds.
+
+Cost per candidate: ``interleave_blocks * interleave_reference_samples`` reference
+calls (50 with the defaults; the session's own reference run is
+``num_warmup + num_perf_trials``, 103 with the defaults).  A short timing run gets
+fewer blocks (at least two candidate samples each) and no more reference samples per
+block than candidate samples.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from typing import Any, Callable
+
+__all__ = ["Interleaver", "block_of", "other_runnable", "usable_cpus"]
+
+
+def block_of(j: int, n: int, blocks: int) -> int:
+    """Block of the ``j``-th timed sample (0-based, after warm-up) of ``n`` in ``blocks`` blocks."""
+    return j * blocks // n
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def other_runnable() -> int | None:
+    """Runnable threads on the machine besides the caller (``procs_running`` of /proc/stat, minus one)."""
+    try:
+        with open("/proc/stat") as fh:
+            for line in fh:
+                if line.startswith("procs_running"):
+                    return max(int(line.split()[1]) - 1, 0)
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+class Interleaver:
+    """Decides where the reference blocks go and times them through ``time_reference``.
+
+    ``time_reference(block)`` times one reference sample and returns it (a
+    :class:`~kernelbench.reward_hardening.evidence.TimingSample`); ``ev`` receives
+    the samples, the block labels of the candidate's samples and the load readings.
+    """
+
+    def __init__(self, cfg: Any, ev: Any, time_reference: Callable[[int], Any]):
+        self.cfg, self.ev, self.time_reference = cfg, ev, time_reference
+        self.n = max(1, cfg.num_perf_trials)
+        # at least two candidate samples per block, and no more reference samples per block
+        # than candidate ones (a short timing run gets a proportionally short reference)
+        self.blocks = min(max(0, int(cfg.interleave_blocks)), max(1, self.n // 2))
+        size = -(-self.n // self.blocks) if self.blocks else 0
+        self.per_block = min(max(0, int(cfg.interleave_reference_samples)), size)
+        self.enabled = self.blocks > 0 and self.per_block > 0
+        ev.usable_cpus = usable_cpus()
+
+    def before(self, k: int) -> None:
+        """Called before the candidate's timed call ``k`` (warm-up included); ``k == total`` after the last."""
+        if not self.enabled:
+            return
+        j = k - self.cfg.num_warmup
+        if j < 0:
+            return
+        n, blocks = self.n, self.blocks
+        if j > 0:
+            prev = block_of(j - 1, n, blocks)
+            if (j == n or block_of(j, n, blocks) != prev) and prev % 2 == 1:
+                self._reference_block(prev)
+        if j < n:
+            b = block_of(j, n, blocks)
+            if (j == 0 or block_of(j - 1, n, blocks) != b) and b % 2 == 0:
+                self._reference_block(b)
+        else:
+            self._label()
+
+    def _reference_block(self, b: int) -> None:
+        load = other_runnable()
+        if load is not None:
+            self.ev.host_load.append(load)
+        for _ in range(self.per_block):
+            s = self.time_reference(b)
+            s.block = b
+            self.ev.interleaved_reference_samples.append(s)
+
+    def _label(self) -> None:
+        w = self.cfg.num_warmup
+        for s in self.ev.samples:
+            s.block = block_of(s.index - w, self.n, self.blocks)
+
+
+def reference_sample(session: Any, block: int, sample: Callable, malformed: Callable) -> Any:
+    """One reference sample timed by the judge of ``session`` (same request pair as the session's run)."""
+    session.request("ref_prepare", {"cmd": "ref_prepare", "seed": secrets.randbits(62)})
+    send = time.monotonic_ns()
+    reply, _ = session.request("ref_time", {"cmd": "ref_time"})
+    recv = time.monotonic_ns()
+    bad = malformed(reply)
+    if bad:
+        session.fail(f"judge timing reply malformed: {bad}")
+    return sample(block, send, recv, reply)

@@ -1,0 +1,98 @@
+"""A/A on the CPU through the real workers: identical code claims no speedup; a busy machine is reported (RH-54)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+
+from kernelbench.reward_hardening.config import HardeningConfig
+from kernelbench.reward_hardening.pipeline import evaluate_hardened
+from kernelbench.reward_hardening.records import load_schema
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+
+import aa_calibration  # noqa: E402
+
+
+def _cfg(**kw):
+    base = dict(mode="enforce", policy="practical", device="cpu", timeout=60, num_correct_trials=2,
+                num_perf_trials=20, perturbations=(), profile_backend=False)
+    base.update(kw)
+    return HardeningConfig(**base)
+
+
+def test_aa_bound_claims_no_speedup_on_two_demo_problems(tmp_path):
+    code = aa_calibration.main(["--demo", "--ids", "1,2", "--runs", "2", "--arms", "aa", "--num-perf-trials", "20",
+                                "--out", str(tmp_path), "--name", "aa"])
+    import json
+
+    data = json.loads((tmp_path / "aa.json").read_text())
+    runs = [r for per in data["results"].values() for r in per["aa"]]
+    assert len(runs) == 4
+    for r in runs:
+        b = r["speedup"]
+        assert r["status"] == "PASS" and b is not None, r
+        assert b["lower_bound"] <= b["point"] <= b["upper_bound"], b
+        assert b["blocks"] == 10 and b["reference"]["n"] == 20 and b["candidate"]["n"] == 20
+        # identical code: no speedup claimed; on a machine so busy that other processes hold its
+        # CPUs (seen on a shared two-core machine) the claim must at least carry the noise finding
+        assert b["lower_bound"] <= 1.0 or r["noise"], b
+    if all(not r["noise"] for r in runs):
+        assert code == 0
+    assert "A/A: false speedup claims" in (tmp_path / "aa.md").read_text()
+
+
+def test_extra_work_source_runs_and_is_counted():
+    ref = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x + 1\n"
+    ns: dict = {}
+    exec(compile(aa_calibration.with_extra_work(ref, "Model", 3, "cpu"), "<x>", "exec"), ns)
+    import torch
+
+    m = ns["Model"]()
+    assert torch.equal(m(torch.zeros(2)), torch.ones(2)) and m._pad.numel() == aa_calibration.PAD_NUMEL
+    assert aa_calibration._parse_ids("1-3,47,2") == [1, 2, 3, 47]
+
+
+def _busy_loop_on(cpu: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"])
+
+
+def test_busy_machine_fires_the_noise_finding():
+    from kernelbench.dataset import construct_kernelbench_dataset
+
+    ds = construct_kernelbench_dataset(1, source="local", base_path="demo")
+    ref = ds.get_problem_by_id(1).code
+    cand = aa_calibration.imports_and_classes(aa_calibration.rename_model(ref))
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    before = os.sched_getaffinity(0)
+    busy = _busy_loop_on(cpu)
+    try:
+        os.sched_setaffinity(0, {cpu})  # the evaluator may use the busy core only
+        record = evaluate_hardened(ref, cand, _cfg(num_perf_trials=10))
+    finally:
+        os.sched_setaffinity(0, before)
+        busy.kill()
+        busy.wait()
+    rh = record["reward_hardening"]
+    noise = [f for f in rh["findings"] if f["code"] == "RH-54"]
+    assert noise and noise[0]["severity"] == "info", rh["findings"]
+    assert noise[0]["evidence"]["other_runnable_median"] >= 1 and noise[0]["evidence"]["usable_cpus"] == 1
+    assert rh["integrity_status"] == "PASS"  # info only: the verdict is unchanged
+    assert rh["speedup"]["host_load"]["usable_cpus"] == 1
+    jsonschema.validate(record, load_schema())
+
+
+def test_interleaving_off_gives_no_bound():
+    from kernelbench.dataset import construct_kernelbench_dataset
+
+    ds = construct_kernelbench_dataset(1, source="local", base_path="demo")
+    ref = ds.get_problem_by_id(2).code
+    cand = aa_calibration.imports_and_classes(aa_calibration.rename_model(ref))
+    record = evaluate_hardened(ref, cand, _cfg(num_perf_trials=6, interleave_blocks=0))
+    rh = record["reward_hardening"]
+    assert rh["integrity_status"] == "PASS" and "speedup" not in rh
+    assert "interleaved_reference_samples" not in record["metadata"]
+    assert record["ref_runtime"] > 0  # upstream's ref_runtime still comes from the session's own run
