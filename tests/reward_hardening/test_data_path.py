@@ -196,15 +196,28 @@ BIG_CANDIDATE = BIG_PROBLEM.replace("class Model(", "class ModelNew(")
 
 PEAK_SCRIPT = textwrap.dedent('''
     import json, resource, sys
+    import numpy, torch  # imported (and, without .pyc files, compiled) before the peak is reset
     from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
+    from kernelbench.reward_hardening import detectors, records, speedup  # noqa: F401
     ref, cand = open(sys.argv[1]).read(), open(sys.argv[2]).read()
     cfg = HardeningConfig(mode="enforce", policy="practical", device="cpu", timeout=240, num_correct_trials=1,
                           num_perf_trials=2, num_warmup=1, perturbations=(), precision_variants=(),
                           profile_backend=False)
+
+    def hwm_kib():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+
+    try:  # the evaluation's own peak: reset the high-water mark once the imports are done
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
     rec = evaluate_hardened(ref, cand, cfg)
     print(json.dumps({"status": rec["reward_hardening"]["integrity_status"],
                       "findings": [f["code"] for f in rec["reward_hardening"]["findings"]],
-                      "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                      "peak_rss_kib": hwm_kib() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 ''')
 
 
