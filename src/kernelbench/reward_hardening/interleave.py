@@ -39,16 +39,66 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def _own_running() -> int:
+    """Running threads of this process and of its workers (the forkserver, the judge, the candidate).
+
+    Their intra-op threads spin for a while after parallel work, so they show as
+    runnable: they are the evaluation itself, not load from other jobs.
+    """
+    kids: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                stat = fh.read()
+            kids.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(name))
+        except (OSError, ValueError, IndexError):
+            continue
+    try:  # the workers are the forkserver's children; other children of ours are not the evaluation
+        from multiprocessing import forkserver
+
+        server = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    except Exception:
+        server = None
+    own, work = [os.getpid()], [server] if server else []
+    while work:
+        pid = work.pop()
+        own.append(pid)
+        work.extend(kids.get(pid, []))
+    running = 0
+    for pid in own:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as fh:
+                    stat = fh.read()
+                running += stat[stat.rindex(")") + 2] == "R"
+            except (OSError, ValueError, IndexError):
+                continue
+    return running
+
+
 def other_runnable() -> int | None:
-    """Runnable threads on the machine besides the caller (``procs_running`` of /proc/stat, minus one)."""
+    """Runnable threads on the machine besides the evaluation's own (``procs_running`` of /proc/stat)."""
     try:
         with open("/proc/stat") as fh:
             for line in fh:
                 if line.startswith("procs_running"):
-                    return max(int(line.split()[1]) - 1, 0)
+                    total = int(line.split()[1])
+                    break
+            else:
+                return None
     except (OSError, ValueError, IndexError):
         return None
-    return None
+    try:
+        own = _own_running()
+    except OSError:
+        own = 1
+    return max(total - max(own, 1), 0)
 
 
 class Interleaver:
