@@ -45,27 +45,15 @@ def _own_running() -> int:
     Their intra-op threads spin for a while after parallel work, so they show as
     runnable: they are the evaluation itself, not load from other jobs.
     """
-    kids: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as fh:
-                stat = fh.read()
-            kids.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(name))
-        except (OSError, ValueError, IndexError):
-            continue
+    from kernelbench.reward_hardening.containment import _children_map, _descendants
+
     try:  # the workers are the forkserver's children; other children of ours are not the evaluation
         from multiprocessing import forkserver
 
         server = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
     except Exception:
         server = None
-    own, work = [os.getpid()], [server] if server else []
-    while work:
-        pid = work.pop()
-        own.append(pid)
-        work.extend(kids.get(pid, []))
+    own = [os.getpid()] + ([server] + _descendants(server, _children_map()) if server else [])
     running = 0
     for pid in own:
         try:

@@ -63,21 +63,12 @@ class _Iovec(ctypes.Structure):
     _fields_ = [("iov_base", ctypes.c_void_p), ("iov_len", ctypes.c_size_t)]
 
 
-_libc: Any = None
-
-
-def _lib() -> Any:
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-        _libc.syscall.restype = ctypes.c_long
-    return _libc
-
-
 def _readv(pid: int, local: int, remote: int, n: int) -> int:
     """One ``process_vm_readv`` of ``n`` bytes; returns the count read (raises on error)."""
     lv, rv = _Iovec(local, n), _Iovec(remote, n)
     ctypes.set_errno(0)
+    from kernelbench.reward_hardening.containment import _lib  # the one libc handle
+
     r = _lib().syscall(ctypes.c_long(_NR_PROCESS_VM_READV), ctypes.c_long(pid), ctypes.byref(lv),
                        ctypes.c_ulong(1), ctypes.byref(rv), ctypes.c_ulong(1), ctypes.c_ulong(0))
     if r < 0:
