@@ -143,7 +143,7 @@ def _parse_ids(text: str) -> list[int]:
 
 
 def run_arm(reference_src: str, candidate_src: str, cfg, runs: int) -> list[dict]:
-    from kernelbench.reward_hardening.pipeline import ReferenceSession, evaluate_hardened
+    from kernelbench.reward_hardening.parent.pipeline import ReferenceSession, evaluate_hardened
 
     session = ReferenceSession(reference_src, cfg, cfg.device if cfg.device != "cuda" else "cuda:0")
     out = []

@@ -14,7 +14,7 @@ the per-problem ratio, its geometric mean and the ratio of the totals.
 
 ``gib``: a helper process holds ``--mib`` MiB of touched memory in its own cgroup leaf;
 the parent freezes the leaf, reads the block with
-:func:`kernelbench.reward_hardening.trusted_read.read_outputs` into a ``memfd`` (as it
+:func:`kernelbench.reward_hardening.containment.trusted_read.read_outputs` into a ``memfd`` (as it
 reads a candidate's outputs into the judge's staging buffer) and thaws it; the time per
 GiB is compared with a plain copy between two shared buffers in one process, and the
 parent's private resident memory is sampled before and after the read.
@@ -124,8 +124,9 @@ def gib(args: argparse.Namespace) -> dict:
     import torch
 
     from kernelbench.procs import private_rss_bytes
-    from kernelbench.reward_hardening import containment, trusted_read
-    from kernelbench.reward_hardening.shared import SharedArena
+    from kernelbench.reward_hardening import containment
+    from kernelbench.reward_hardening.containment import trusted_read
+    from kernelbench.reward_hardening.ipc.lending import SharedArena
 
     n = args.mib << 20
     child = subprocess.Popen([sys.executable, "-c",

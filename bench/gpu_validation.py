@@ -84,7 +84,7 @@ def _cuda_fixtures():
 
 def stage_prebuild(out: Path, args) -> dict:
     from kernelbench.reward_hardening.config import default_build_dir
-    from kernelbench.reward_hardening.prebuild import prebuild
+    from kernelbench.reward_hardening.parent.prebuild import prebuild
 
     jobs, names = [], []
     for f, src in _cuda_fixtures():
@@ -229,7 +229,7 @@ def stage_dobench(out: Path, args) -> dict:
         os.environ["KERNELBENCH_DEMO_SCALE"] = str(args.scale)
         from kernelbench.reward_hardening.config import default_build_dir
 
-        r = run_oneshot("kernelbench.reward_hardening.validation_worker:do_bench_candidate",
+        r = run_oneshot("_validation_worker:do_bench_candidate",
                         {"candidate_src": src, "reference_src": problem.read_text(),
                          "build_dir": default_build_dir(src)}, timeout=600, workspace=tempfile.mkdtemp())
         if r["ok"]:
@@ -248,7 +248,7 @@ def stage_dobench(out: Path, args) -> dict:
 
 def stage_profprobe(out: Path, args) -> dict:
     from kernelbench.procs import run_oneshot
-    from kernelbench.reward_hardening.validation_worker import profiler_probe
+    from _validation_worker import profiler_probe
 
     res = {}
     try:
@@ -256,7 +256,7 @@ def stage_profprobe(out: Path, args) -> dict:
     except Exception as exc:
         res["parent"] = {"error": f"{type(exc).__name__}: {exc}"}
     log = out / "profprobe_worker.log"
-    r = run_oneshot("kernelbench.reward_hardening.validation_worker:profiler_probe", {}, timeout=300,
+    r = run_oneshot("_validation_worker:profiler_probe", {}, timeout=300,
                     workspace=tempfile.mkdtemp(), log_path=str(log))
     res["worker"] = r["result"] if r["ok"] else r
     res["worker_log_tail"] = log.read_text()[-3000:] if log.exists() else ""

@@ -39,8 +39,8 @@ def _consumer(conn, spec):
     import torch
 
     from kernelbench.reward_hardening import containment
-    from kernelbench.reward_hardening.shared import import_tensor
-    from kernelbench.reward_hardening.wire import recv_message, send_message
+    from kernelbench.reward_hardening.ipc.lending import import_tensor
+    from kernelbench.reward_hardening.ipc.wire import recv_message, send_message
 
     try:
         containment.enter(spec)
@@ -62,7 +62,7 @@ def _consumer(conn, spec):
 
 def run_variant(name: str, flags: dict, tensors: dict, arena, tmp: str) -> dict:
     from kernelbench.reward_hardening import containment
-    from kernelbench.reward_hardening.wire import recv_message, send_message
+    from kernelbench.reward_hardening.ipc.wire import recv_message, send_message
 
     unit = containment.new_unit("candidate")
     cspec = unit.child_spec(private=[])
@@ -111,7 +111,7 @@ def main() -> int:
     import torch
 
     from kernelbench.reward_hardening import containment
-    from kernelbench.reward_hardening.shared import SharedArena
+    from kernelbench.reward_hardening.ipc.lending import SharedArena
 
     containment.begin_evaluation()
     arena = SharedArena(torch.device("cuda:0"))

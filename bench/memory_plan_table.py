@@ -7,7 +7,7 @@ For every problem the inputs' and outputs' bytes come from the meta device (noth
 allocated; ``bench/upstream_sweep.py``'s ``meta_sizes``), the parameters from the
 reference model built on the meta device, and the forward's workspace is assumed to
 be the larger of input and output (the judge measures it on a real device).  The
-plan is :func:`kernelbench.reward_hardening.memplan.plan_memory`.  Prints a summary
+plan is :func:`kernelbench.reward_hardening.parent.memplan.plan_memory`.  Prints a summary
 table and writes ``<out>.json`` and ``<out>.md``.
 """
 
@@ -41,7 +41,7 @@ def param_bytes(source: str) -> int | None:
 def main(argv: list[str] | None = None) -> int:
     from tabulate import tabulate
 
-    from kernelbench.reward_hardening.memplan import plan_memory
+    from kernelbench.reward_hardening.parent.memplan import plan_memory
     from upstream_sweep import load_problems, meta_sizes
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                   or "error" in r or (r["input_bytes"] or 0) + (r["output_bytes"] or 0) > 2 * GIB]
         md = ["# Memory plan: which upstream problems fit a device", "",
               "Computed by `python3 bench/memory_plan_table.py` from the memory plan "
-              "(`kernelbench.reward_hardening.memplan`), not measured: sizes from the meta device, the forward's "
+              "(`kernelbench.reward_hardening.parent.memplan`), not measured: sizes from the meta device, the forward's "
               "workspace assumed to be the larger of input and output (the judge measures it on the device and "
               "the plan is redone with that number). `lean`: the problem fits only when the judge recomputes "
               "the kept reference outputs from their seeds.", "",

@@ -232,7 +232,7 @@ def prebuild_fixtures(fixtures: list, args: argparse.Namespace) -> dict:
     """
     from kernelbench.reward_hardening.config import default_build_dir
     from kernelbench.reward_hardening.fixtures import fixture_source, problem_source
-    from kernelbench.reward_hardening.prebuild import compiles, prebuild
+    from kernelbench.reward_hardening.parent.prebuild import compiles, prebuild
 
     jobs = [(fixture_source(f), problem_source(f), default_build_dir(fixture_source(f)))
             for f in fixtures if compiles(fixture_source(f))]

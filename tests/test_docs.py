@@ -59,7 +59,8 @@ def test_generated_docs_are_fresh():
 
 
 def test_docgen_refuses_a_schema_field_it_does_not_describe(monkeypatch):
-    from kernelbench.reward_hardening import docgen, records
+    from kernelbench.reward_hardening import docgen
+    from kernelbench.reward_hardening.parent import records
 
     schema = records.load_schema()
     schema["$defs"]["reward_hardening"]["properties"]["new_field"] = {"type": "string"}
@@ -211,7 +212,7 @@ def _with_keys(args: list[str], **override: str) -> list[str]:
 def _schema_validate(record: dict, ref: str = "record") -> None:
     import jsonschema
 
-    from kernelbench.reward_hardening.records import load_schema
+    from kernelbench.reward_hardening.parent.records import load_schema
 
     schema = load_schema()
     jsonschema.validate(record, {**schema, "$ref": f"#/$defs/{ref}"})

@@ -277,7 +277,7 @@ def test_findings_in_records_carry_more_info_and_validate():
 
     from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
     from kernelbench.reward_hardening.precheck import run_precheck
-    from kernelbench.reward_hardening.records import load_schema
+    from kernelbench.reward_hardening.parent.records import load_schema
 
     static = run_precheck("import threading\nthreading.Thread(target=print).start()\n")
     assert static.findings and all(f.as_dict()["more_info"] == f"docs/attack-catalog.md#{f.code.lower()}"
@@ -469,7 +469,7 @@ def test_evaluation_runs_without_the_gen_and_hf_extras(tmp_path):
 import runpy
 import kernelbench, kernelbench.eval, kernelbench.batch, kernelbench.timing, kernelbench.score
 import kernelbench.analysis, kernelbench.utils, kernelbench.dataset, kernelbench.prompt_constructor
-import kernelbench.reward_hardening, kernelbench.reward_hardening.pipeline, kernelbench.explain
+import kernelbench.reward_hardening, kernelbench.reward_hardening.parent.pipeline, kernelbench.explain
 sys.path.insert(0, 'scripts')
 sys.argv = ['run_and_check.py', 'ref_origin=local', 'ref_arch_src_path=src/kernelbench/prompts/model_ex_add.py',
             'kernel_src_path=src/kernelbench/prompts/model_new_ex_add.py', 'reward_hardening_mode=enforce',

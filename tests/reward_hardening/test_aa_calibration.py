@@ -8,8 +8,8 @@ from pathlib import Path
 import jsonschema
 
 from kernelbench.reward_hardening.config import HardeningConfig
-from kernelbench.reward_hardening.pipeline import evaluate_hardened
-from kernelbench.reward_hardening.records import load_schema
+from kernelbench.reward_hardening.parent.pipeline import evaluate_hardened
+from kernelbench.reward_hardening.parent.records import load_schema
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import torch
 
-from kernelbench.reward_hardening.records import load_schema
+from kernelbench.reward_hardening.parent.records import load_schema
 
 REPO = Path(__file__).resolve().parents[2]
 SOL = REPO / "src" / "kernelbench" / "demo_tasks" / "solutions" / "level1"

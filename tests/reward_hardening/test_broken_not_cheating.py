@@ -35,7 +35,7 @@ ROWS = {
 
 
 def _evaluate(src: str) -> dict:
-    from kernelbench.reward_hardening.pipeline import evaluate_hardened
+    from kernelbench.reward_hardening.parent.pipeline import evaluate_hardened
 
     cfg = HardeningConfig(mode="enforce", policy="practical", device="cpu", num_perf_trials=3, timeout=60)
     return evaluate_hardened((PROBLEM_DIR / ADD).read_text(), src, cfg)

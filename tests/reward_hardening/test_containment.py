@@ -158,10 +158,10 @@ def test_candidate_cannot_write_outside_or_read_private_dirs(tmp_path):
 
 
 def test_enforce_fails_closed_when_a_required_mechanism_is_missing(monkeypatch):
-    from kernelbench.reward_hardening import verdict
+    from kernelbench.reward_hardening.parent import verdict
     from kernelbench.reward_hardening.config import HardeningConfig
-    from kernelbench.reward_hardening.evidence import Evidence
-    from kernelbench.reward_hardening.records import _capabilities
+    from kernelbench.reward_hardening.parent.evidence import Evidence
+    from kernelbench.reward_hardening.parent.records import _capabilities
 
     real = containment.capabilities()
     fake = dict(real, seccomp=Mechanism("seccomp", False, "kernel without seccomp filters (test)"))
@@ -312,7 +312,7 @@ def test_leftover_ipc_objects_are_listed_removed_and_reported(tmp_path):
     assert report["memory"]["peak_bytes"] >= 8 << 20
     from kernelbench.reward_hardening.config import HardeningConfig
     from kernelbench.reward_hardening.detectors.containment import object_escape
-    from kernelbench.reward_hardening.evidence import Evidence
+    from kernelbench.reward_hardening.parent.evidence import Evidence
 
     ev = Evidence(config=HardeningConfig(mode="audit", policy="practical", device="cpu"))
     ev.containment = {"candidate": report}

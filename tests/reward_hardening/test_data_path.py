@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernelbench.reward_hardening.judge import Judge, perturb
-from kernelbench.reward_hardening.shared import SharedArena, fingerprint, import_tensor
-from kernelbench.reward_hardening.wire import recv_message, send_message
-from kernelbench.reward_hardening.worker import exact_outputs
+from kernelbench.reward_hardening.judge.worker import Judge, perturb
+from kernelbench.reward_hardening.ipc.lending import SharedArena, fingerprint, import_tensor
+from kernelbench.reward_hardening.ipc.wire import recv_message, send_message
+from kernelbench.reward_hardening.candidate.worker import exact_outputs
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "src" / "kernelbench" / "demo_tasks"
@@ -198,7 +198,8 @@ PEAK_SCRIPT = textwrap.dedent('''
     import json, resource, sys
     import numpy, torch  # imported (and, without .pyc files, compiled) before the peak is reset
     from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
-    from kernelbench.reward_hardening import detectors, records, speedup  # noqa: F401
+    from kernelbench.reward_hardening import detectors  # noqa: F401
+    from kernelbench.reward_hardening.parent import records, speedup  # noqa: F401
     ref, cand = open(sys.argv[1]).read(), open(sys.argv[2]).read()
     cfg = HardeningConfig(mode="enforce", policy="practical", device="cpu", timeout=240, num_correct_trials=1,
                           num_perf_trials=2, num_warmup=1, perturbations=(), precision_variants=(),

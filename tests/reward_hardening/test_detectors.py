@@ -10,7 +10,7 @@ import torch
 
 from kernelbench.reward_hardening import detectors
 from kernelbench.reward_hardening.config import HardeningConfig
-from kernelbench.reward_hardening.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
+from kernelbench.reward_hardening.parent.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
 
 MS = 1_000_000
 
@@ -158,7 +158,7 @@ def _host_memory(ev):
 
 # judge-side evidence (what the device-resident data path reports instead of tensors)
 def _judge_replay(ev):
-    from kernelbench.reward_hardening.detectors._compare import Comparison
+    from kernelbench.reward_hardening.judge.compare import Comparison
 
     ev.calls[1].comparison = Comparison(False, 0.4, 2.0, "values differ beyond tolerance")
     ev.calls[1].replay = True
@@ -179,7 +179,7 @@ def _judge_timed_mutation(ev):
 
 
 def _judge_spot(ev):
-    from kernelbench.reward_hardening.detectors._compare import Comparison
+    from kernelbench.reward_hardening.judge.compare import Comparison
 
     s = _sample(0)
     s.spot_comparison = Comparison(False, float("inf"), float("inf"), "outputs were not written")
@@ -187,14 +187,14 @@ def _judge_spot(ev):
 
 
 def _judge_reduced(ev):
-    from kernelbench.reward_hardening.detectors._compare import Comparison
+    from kernelbench.reward_hardening.judge.compare import Comparison
 
     ev.calls[0].comparison = Comparison(True, 2e-3, 1e-3)
     ev.calls[0].variant_errors = {"bf16": {"variant_rel_error": 3e-3}}
 
 
 def _benign_judge(ev):
-    from kernelbench.reward_hardening.detectors._compare import Comparison
+    from kernelbench.reward_hardening.judge.compare import Comparison
 
     for c in ev.calls:
         c.comparison, c.replay, c.inputs_unchanged = Comparison(True, 1e-7, 1e-7), False, True
@@ -487,7 +487,7 @@ def test_detector_fires_on_judge_evidence(code):
 
 def test_reference_failures_are_unsupported_not_the_candidates_fail():
     from kernelbench.reward_hardening.findings import Capability, finding
-    from kernelbench.reward_hardening.verdict import decide
+    from kernelbench.reward_hardening.parent.verdict import decide
 
     ok = {"x": Capability("AVAILABLE", True, "")}
     assert decide([finding("RH-33")], ok) == "UNSUPPORTED"
@@ -505,7 +505,7 @@ def test_detector_quiet_on_benign_twin(code):
 
 
 def test_profiler_capability_needs_the_marker_kernel_in_the_device_trace():
-    from kernelbench.reward_hardening.records import _capabilities
+    from kernelbench.reward_hardening.parent.records import _capabilities
 
     ev = _evidence(cfg=_cfg(device="cuda"))
     ev.reference_ok, ev.completed = True, True
@@ -531,7 +531,7 @@ def test_run_all_honours_disabled_detectors_and_contains_bugs(monkeypatch):
 
 def test_verdict_rules():
     from kernelbench.reward_hardening.findings import Capability, finding
-    from kernelbench.reward_hardening.verdict import decide
+    from kernelbench.reward_hardening.parent.verdict import decide
 
     ok = {"x": Capability("AVAILABLE", True, "")}
     missing = {"x": Capability("UNSUPPORTED", True, "")}
@@ -552,7 +552,7 @@ def test_practical_is_never_stricter_than_source_strict():
     never requires a capability that ``source_strict`` does not.
     """
     from kernelbench.reward_hardening.codes import CODES
-    from kernelbench.reward_hardening.records import _capabilities
+    from kernelbench.reward_hardening.parent.records import _capabilities
 
     rank = {"info": 0, "warning": 1, "error": 2}
     for code, info in CODES.items():
@@ -573,7 +573,7 @@ def test_device_trace_parsing_and_marker_split():
     """The worker's reading of a profiler trace, on fake events shaped like PyTorch's."""
     from types import SimpleNamespace as NS
 
-    from kernelbench.reward_hardening.worker import _device_kernels, split_marker
+    from kernelbench.reward_hardening.candidate.worker import _device_kernels, split_marker
 
     def evt(name, dtype, start, end, stream):
         return NS(name=name, device_type=f"DeviceType.{dtype}", device_resource_id=stream,
@@ -594,7 +594,7 @@ def test_device_trace_parsing_and_marker_split():
 
 
 def test_profiler_reply_from_the_candidate_process_is_shape_checked():
-    from kernelbench.reward_hardening.wire import checked_profile as _checked_profile
+    from kernelbench.reward_hardening.ipc.wire import checked_profile as _checked_profile
 
     good = {"ok": True, "wall_ms": 0.2, "ops": [{"name": "aten::add", "self_cpu_us": 3.0, "device_us": 0.0}],
             "kernels": [{"name": "kg_add_kernel", "device_us": 4.0, "start_us": 1.0, "stream": 7}],
@@ -610,7 +610,7 @@ def test_profiler_reply_from_the_candidate_process_is_shape_checked():
 
 
 def test_timing_reply_from_the_candidate_process_is_shape_checked():
-    from kernelbench.reward_hardening.wire import malformed_timing as _malformed_timing
+    from kernelbench.reward_hardening.ipc.wire import malformed_timing as _malformed_timing
 
     good = {"ok": True, "t0": 10, "t_ret": 20, "t1": 30, "event_ms": 0.01, "threads_delta": 0,
             "t_evt": 25, "window_ms": 0.3, "l2": {"persisting_l2_limit": 0, "limit_rc": 0}}

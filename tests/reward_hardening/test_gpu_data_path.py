@@ -22,8 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _consumer(conn):
-    from kernelbench.reward_hardening.shared import import_tensor
-    from kernelbench.reward_hardening.wire import recv_message, send_message
+    from kernelbench.reward_hardening.ipc.lending import import_tensor
+    from kernelbench.reward_hardening.ipc.wire import recv_message, send_message
 
     header, fds = recv_message(conn)
     t = import_tensor(header["tensor"], fds)
@@ -34,8 +34,8 @@ def _consumer(conn):
 
 
 def test_cuda_tensor_is_lent_by_ipc_handle_and_shared_both_ways():
-    from kernelbench.reward_hardening.shared import SharedArena
-    from kernelbench.reward_hardening.wire import recv_message, send_message
+    from kernelbench.reward_hardening.ipc.lending import SharedArena
+    from kernelbench.reward_hardening.ipc.wire import recv_message, send_message
 
     ctx = mp.get_context("spawn")
     a, b = ctx.Pipe(duplex=True)
@@ -55,7 +55,7 @@ def test_cuda_tensor_is_lent_by_ipc_handle_and_shared_both_ways():
 
 
 def test_fingerprint_on_the_device_matches_the_cpu():
-    from kernelbench.reward_hardening.shared import fingerprint
+    from kernelbench.reward_hardening.ipc.lending import fingerprint
 
     x = torch.rand(3 << 20)
     assert fingerprint(x) == fingerprint(x.cuda())

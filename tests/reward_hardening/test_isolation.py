@@ -12,7 +12,8 @@ from pathlib import Path
 
 import torch
 
-from kernelbench.reward_hardening import HardeningConfig, containment, evaluate_hardened, pipeline
+from kernelbench.reward_hardening import HardeningConfig, containment, evaluate_hardened
+from kernelbench.reward_hardening.parent import pipeline
 
 REPO = Path(__file__).resolve().parents[2]
 PROBLEM = REPO / "src" / "kernelbench" / "demo_tasks" / "level1" / "2_GELU_activation.py"

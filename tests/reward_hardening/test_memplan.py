@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kernelbench.reward_hardening import memplan
+from kernelbench.reward_hardening.parent import memplan
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.detectors import REGISTRY
-from kernelbench.reward_hardening.evidence import Evidence
+from kernelbench.reward_hardening.parent.evidence import Evidence
 
 G = 1 << 30
 H200, A100_80 = int(139.8 * G), int(79.6 * G)
@@ -63,13 +63,13 @@ def test_an_out_of_memory_is_the_candidates_fault_only_over_its_budget(requested
 
 def test_rh47_is_unsupported_not_fail():
     from kernelbench.reward_hardening.findings import Capability, finding
-    from kernelbench.reward_hardening.verdict import decide
+    from kernelbench.reward_hardening.parent.verdict import decide
 
     assert decide([finding("RH-47")], {"x": Capability("AVAILABLE", True, "")}) == "UNSUPPORTED"
 
 
 def test_host_limit_counts_parameters_and_the_judges_footprint():
-    from kernelbench.reward_hardening.pipeline import _host_limit
+    from kernelbench.reward_hardening.parent.pipeline import _host_limit
 
     cfg = HardeningConfig(device="cuda")
     base = _host_limit(cfg, "cuda:0", 0)

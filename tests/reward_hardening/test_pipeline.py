@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
-from kernelbench.reward_hardening.records import load_schema
+from kernelbench.reward_hardening.parent.records import load_schema
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "src" / "kernelbench" / "demo_tasks"
@@ -148,7 +148,7 @@ def test_failing_reference_is_unsupported_not_the_candidates_fail():
 
 
 def test_evaluator_fault_fails_closed(monkeypatch):
-    from kernelbench.reward_hardening import pipeline
+    from kernelbench.reward_hardening.parent import pipeline
 
     def boom(*a, **k):
         raise RuntimeError("evaluator bug")

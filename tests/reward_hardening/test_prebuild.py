@@ -5,7 +5,7 @@ from pathlib import Path
 
 from kernelbench.batch import WorkItem
 from kernelbench.reward_hardening.config import HardeningConfig
-from kernelbench.reward_hardening.prebuild import prebuild_items
+from kernelbench.reward_hardening.parent.prebuild import prebuild_items
 
 REPO = Path(__file__).resolve().parents[2]
 REF = (REPO / "src" / "kernelbench" / "demo_tasks" / "level1" / "1_Elementwise_add.py").read_text()
@@ -45,7 +45,7 @@ def test_prebuild_builds_in_the_evaluation_dirs_and_reports_failures(tmp_path):
 def test_failed_prebuild_is_a_load_failure_record_without_evaluation(tmp_path):
     from types import SimpleNamespace
 
-    from kernelbench.reward_hardening.batch import hardened_evaluator
+    from kernelbench.reward_hardening.parent.batch import hardened_evaluator
 
     cfg = SimpleNamespace(reward_hardening_mode="enforce", reward_hardening_policy="practical", precision="fp32",
                           backend="cuda", num_correct_trials=1, num_perf_trials=2, timeout=10, allow_tf32=False)
@@ -61,7 +61,7 @@ def test_failed_prebuild_is_a_load_failure_record_without_evaluation(tmp_path):
 
 def test_a_stale_build_baton_is_removed_under_the_build_lock(tmp_path):
     """A killed build leaves torch's ``lock`` baton behind; the next build must not wait on it."""
-    from kernelbench.reward_hardening.prebuild import build_lock, compiles
+    from kernelbench.reward_hardening.parent.prebuild import build_lock, compiles
 
     ext = tmp_path / "build" / "kg_ext"
     ext.mkdir(parents=True)
@@ -75,7 +75,7 @@ def test_the_build_lock_excludes_a_second_builder(tmp_path):
     import pytest
     from filelock import Timeout
 
-    from kernelbench.reward_hardening.prebuild import build_lock
+    from kernelbench.reward_hardening.parent.prebuild import build_lock
 
     with build_lock(str(tmp_path / "b"), timeout=5):
         with pytest.raises(Timeout):

@@ -7,7 +7,7 @@ sample while every other sample, on both sides, paid the same scheduler delay.
 
 from kernelbench.reward_hardening import detectors
 from kernelbench.reward_hardening.config import HardeningConfig
-from kernelbench.reward_hardening.evidence import Evidence, TimingSample
+from kernelbench.reward_hardening.parent.evidence import Evidence, TimingSample
 
 MS = 1_000_000
 # overhead (round trip minus reported time) seen on a loaded 2-core machine, in ms

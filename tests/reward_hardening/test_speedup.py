@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from kernelbench import analysis, batch
-from kernelbench.reward_hardening import speedup
+from kernelbench.reward_hardening.parent import speedup
 from kernelbench.reward_hardening.config import HardeningConfig
-from kernelbench.reward_hardening.evidence import Evidence, TimingSample
-from kernelbench.reward_hardening.interleave import Interleaver, block_of
-from kernelbench.reward_hardening.reward import verified_speedup
+from kernelbench.reward_hardening.parent.evidence import Evidence, TimingSample
+from kernelbench.reward_hardening.parent.interleave import Interleaver, block_of
+from kernelbench.reward_hardening.parent.reward import verified_speedup
 
 
 def _blocked(rng, k, per_ref, per_cand, ratio=1.0, noise=0.05, shared_drift=0.05, own_drift=0.0):

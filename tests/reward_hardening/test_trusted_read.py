@@ -16,9 +16,10 @@ import sys
 import pytest
 import torch
 
-from kernelbench.reward_hardening import containment, trusted_read
+from kernelbench.reward_hardening import containment
+from kernelbench.reward_hardening.containment import trusted_read
 from kernelbench.reward_hardening.codes import CODES
-from kernelbench.reward_hardening.shared import SharedArena
+from kernelbench.reward_hardening.ipc.lending import SharedArena
 
 pytestmark = pytest.mark.skipif(not trusted_read.available()[0], reason="no process_vm_readv here")
 
@@ -209,7 +210,7 @@ def test_the_candidate_filter_kills_a_worker_that_makes_itself_non_dumpable():
 
 def test_the_harness_reports_a_kernel_registered_for_copy_():
     code = ("import torch\n"
-            "from kernelbench.reward_hardening import worker\n"
+            "from kernelbench.reward_hardening.candidate import worker\n"
             "before = worker.dispatch_changes()\n"
             "lib = torch.library.Library('aten', 'IMPL')\n"
             "lib.impl('copy_', lambda d, s, nb=False: d, 'CPU')\n"

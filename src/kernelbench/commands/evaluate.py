@@ -279,11 +279,11 @@ def _main(cfg: EvalConfig) -> int:
         devices = _devices(cfg, hardened)
         build_root = Path(cfg.kernel_eval_build_dir) / cfg.run_name
         if hardened:
-            from kernelbench.reward_hardening.batch import hardened_evaluator
+            from kernelbench.reward_hardening.parent.batch import hardened_evaluator
 
             failures = {}
             if cfg.build_cache:  # upstream's key: build every candidate's extensions first, in parallel
-                from kernelbench.reward_hardening.prebuild import prebuild_items
+                from kernelbench.reward_hardening.parent.prebuild import prebuild_items
 
                 print(f"[eval] pre-building extensions with {cfg.num_cpu_workers} CPU workers")
                 failures = prebuild_items(plan.pending, str(build_root), devices[0], cfg.num_cpu_workers,

@@ -1,14 +1,15 @@
 """KernelGuard's hardened evaluation path (``reward_hardening_mode=audit|enforce``).
 
-Architecture, in the order a candidate meets it:
+The folders draw the trust line (``docs/architecture.md`` walks through them):
 
-``precheck``   static AST analysis of the source (``precheck/``), before any import
-``procs``      disposable forkserver workers, framed non-pickle messages
-``worker``     the harness inside the reference and candidate workers (raw evidence)
-``pipeline``   hidden seeds, probes, timing protocol; owns all trusted data
-``detectors``  evidence -> findings (one small function per code)
-``verdict``    findings + capabilities -> integrity_status
-``records``    schema-1.1 records
+``precheck/``     static analysis of the candidate's source, in the parent, before any import
+``parent/``       trusted parent: seeds, memory plan, phases, evidence, verdict, records
+``judge/``        trusted judge worker: reference model, hidden inputs, every comparison
+``candidate/``    untrusted worker: the harness that runs ``ModelNew`` (raw facts only)
+``ipc/``          the wire between them: frames, typed messages, device tensors lent
+``containment/``  OS mechanisms around the workers and the trusted read of their memory
+``detectors/``    evidence -> observations (one small function per code)
+``codes``, ``findings``, ``config``, ``worker_runtime``: shared by every process
 
 The package's names are imported on first use (PEP 562), so importing a light
 submodule (``codes``, ``findings``, ``docgen``: what ``kernelguard explain`` reads)
@@ -28,11 +29,11 @@ def __getattr__(name: str) -> Any:
 
         return HardeningConfig
     if name == "evaluate_hardened":
-        from kernelbench.reward_hardening.pipeline import evaluate_hardened
+        from kernelbench.reward_hardening.parent.pipeline import evaluate_hardened
 
         return evaluate_hardened
     if name == "SCHEMA_VERSION":
-        from kernelbench.reward_hardening.records import SCHEMA_VERSION
+        from kernelbench.reward_hardening.parent.records import SCHEMA_VERSION
 
         return SCHEMA_VERSION
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -84,7 +84,7 @@ class HardeningConfig:
     launch_hold_cycles: int = 300_000
     # Both workers share one GPU: the judge holds the hidden inputs, reference outputs
     # and staging buffers, the candidate its own outputs and temporaries.
-    # None: from the problem's memory plan (kernelbench.reward_hardening.memplan): the
+    # None: from the problem's memory plan (kernelbench.reward_hardening.parent.memplan): the
     # candidate gets what the judge does not need; a number overrides the plan
     gpu_memory_fraction: float | None = None  # the candidate worker's cap of PyTorch's CUDA allocator
     judge_gpu_memory_fraction: float | None = None  # the judge's cap
@@ -113,7 +113,7 @@ class HardeningConfig:
     precision_explained_ratio: float = 0.3  # RH-38: candidate error >= ratio * reduced-precision error
     max_fallback_share: float = 0.5
     max_plausible_speedup: float = 50.0
-    # Interleaved timing and the speedup's bound (kernelbench.reward_hardening.speedup):
+    # Interleaved timing and the speedup's bound (kernelbench.reward_hardening.parent.speedup):
     # the candidate's timed samples are split into interleave_blocks blocks, and next to
     # each the judge times interleave_reference_samples samples of the reference (before
     # even blocks, after odd ones); 0 in either switches interleaving off

@@ -453,7 +453,7 @@ METADATA_DOCS: dict[str, str] = {
     "declared_kernels": "Custom kernels the precheck found declared in the source.",
     "compilation_error": "Import, build or construction error of the candidate (truncated to 2000 characters).",
     "load_ms": "Time the candidate worker spent importing and constructing `ModelNew` (ms).",
-    "memory_plan": "CUDA: the problem's memory plan on this device (`kernelbench.reward_hardening.memplan`): "
+    "memory_plan": "CUDA: the problem's memory plan on this device (`kernelbench.reward_hardening.parent.memplan`): "
                    "input, output, parameter and workspace bytes, whether the judge recomputes kept outputs "
                    "(`lean`), the judge's allocator cap and the candidate's budget (`candidate_bytes`: an "
                    "out-of-memory over it is RH-39, under it RH-47). Upstream's `correctness_issue` / "
@@ -656,7 +656,7 @@ def _literal_emitters() -> dict[str, list[str]]:
 
 
 def _emitted_capabilities() -> list[str]:
-    text = (PACKAGE_DIR / "records.py").read_text()
+    text = (PACKAGE_DIR / "parent" / "records.py").read_text()
     names: list[str] = []
     for m in re.finditer(r'caps\["([a-z_]+)"\]|"capabilities":\s*\{"([a-z_]+)"', text):
         name = m.group(1) or m.group(2)
@@ -678,7 +678,7 @@ def _metadata_keys() -> list[str]:
         return (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
                 and node.slice.value == "metadata")
 
-    for name in ("records.py", "pipeline.py"):
+    for name in ("parent/records.py", "parent/pipeline.py"):
         tree = ast.parse((PACKAGE_DIR / name).read_text())
         for node in ast.walk(tree):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -1001,10 +1001,10 @@ def _validate_schema(schema: dict) -> None:
 
 
 def render_schema_reference() -> str:
-    from kernelbench.reward_hardening import verdict
+    from kernelbench.reward_hardening.parent import verdict
     from kernelbench.reward_hardening.codes import CODES
     from kernelbench.reward_hardening.config import MODES, POLICIES
-    from kernelbench.reward_hardening.records import SCHEMA_VERSION, load_schema
+    from kernelbench.reward_hardening.parent.records import SCHEMA_VERSION, load_schema
 
     schema = load_schema()
     _validate_schema(schema)

@@ -2,7 +2,7 @@
 
 Each detector is registered with :func:`detector` under the finding code it emits and
 lives in the module of its family.  Detectors run in the trusted parent on the
-:class:`~kernelbench.reward_hardening.evidence.Evidence` of one evaluation; they
+:class:`~kernelbench.reward_hardening.parent.evidence.Evidence` of one evaluation; they
 never talk to a worker.  A code listed in ``config.disabled_detectors`` is skipped
 (used by the tests that prove every detector is load-bearing).
 """

@@ -6,7 +6,7 @@ import builtins
 import re
 
 from kernelbench.reward_hardening.detectors import detector
-from kernelbench.reward_hardening.detectors._compare import VALUES_DIFFER, compare, same_values, tolerance
+from kernelbench.reward_hardening.judge.compare import VALUES_DIFFER, compare, same_values, tolerance
 from kernelbench.reward_hardening.findings import finding
 
 

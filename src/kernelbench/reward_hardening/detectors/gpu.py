@@ -8,7 +8,7 @@ and stay quiet (except RH-38's error-profile part, which also runs on the CPU).
 from __future__ import annotations
 
 from kernelbench.reward_hardening.detectors import detector
-from kernelbench.reward_hardening.detectors._compare import compare
+from kernelbench.reward_hardening.judge.compare import compare
 from kernelbench.reward_hardening.detectors.correctness import judge, oom_kind
 from kernelbench.reward_hardening.findings import finding
 

@@ -7,14 +7,14 @@ import statistics
 from kernelbench.reward_hardening.detectors import detector
 from kernelbench.reward_hardening.detectors.timing import sample_times
 from kernelbench.reward_hardening.findings import finding
-from kernelbench.reward_hardening.speedup import side_spread
+from kernelbench.reward_hardening.parent.speedup import side_spread
 
 
 @detector("RH-54")
 def timing_noise(ev):
     """Either side's spread, or the machine's load, is too large for the bound (info).
 
-    The interleaved samples of both sides (see :mod:`kernelbench.reward_hardening.speedup`)
+    The interleaved samples of both sides (see :mod:`kernelbench.reward_hardening.parent.speedup`)
     are summarised by their coefficient of variation; a side above
     ``noise_cv_limit`` fires.  The parent also reads the number of other runnable
     threads on the machine at every reference block; a median at or above

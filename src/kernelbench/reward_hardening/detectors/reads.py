@@ -1,6 +1,6 @@
 """How the candidate's outputs were read, and the process-wide state that reading relies on.
 
-They read what the parent gathered itself (:mod:`kernelbench.reward_hardening.trusted_read`):
+They read what the parent gathered itself (:mod:`kernelbench.reward_hardening.containment.trusted_read`):
 the trusted reads of every output and their failures, the parent's timestamps of every
 request, ``SigCgt`` from ``/proc/<pid>/status``; and, from the candidate's own reports,
 the dispatcher tables of the operators the harness calls.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kernelbench.reward_hardening.detectors import detector
 from kernelbench.reward_hardening.findings import finding
-from kernelbench.reward_hardening.trusted_read import new_fault_handlers
+from kernelbench.reward_hardening.containment.trusted_read import new_fault_handlers
 
 
 @detector("RH-60")

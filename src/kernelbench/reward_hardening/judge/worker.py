@@ -4,7 +4,7 @@ It runs only the problem's reference program, never candidate code.  For each
 evaluation it generates hidden input sets on the evaluation device from seeds the
 parent draws, computes the reference outputs and keeps them in its own private memory,
 lends the candidate the inputs and empty *staging* buffers through
-:mod:`kernelbench.reward_hardening.shared`, and after each candidate call compares what
+:mod:`kernelbench.reward_hardening.ipc.lending`, and after each candidate call compares what
 the candidate wrote into the staging buffers with the reference, checks that the
 inputs were not changed, and reports verdict-sized facts (booleans, errors,
 fingerprints) to the parent.  No tensor ever crosses to the parent.
@@ -16,7 +16,7 @@ hidden random integers) so a candidate that writes nothing can never "match" mem
 the allocator reused.
 
 The judge lives for all samples of one problem in a batch (see
-:class:`kernelbench.reward_hardening.pipeline.ReferenceSession`): the reference's model
+:class:`kernelbench.reward_hardening.parent.pipeline.ReferenceSession`): the reference's model
 and its timing are reused, while every sample gets new hidden seeds.
 """
 
@@ -35,17 +35,17 @@ from typing import Any
 
 import torch
 
-from kernelbench.procs import value_to_json
-from kernelbench.reward_hardening.detectors._compare import VALUES_DIFFER, compare, tolerance  # noqa: F401
-from kernelbench.reward_hardening.runtime import (
+from kernelbench.reward_hardening.ipc.framing import value_to_json
+from kernelbench.reward_hardening.judge.compare import VALUES_DIFFER, compare, tolerance  # noqa: F401
+from kernelbench.reward_hardening.worker_runtime import (
     apply_precision_config,
     backend_state,
     init_cuda_device,
     memory_fraction,
     timed_call,
 )
-from kernelbench.reward_hardening.shared import SharedArena, dtype_name, fingerprint
-from kernelbench.reward_hardening.wire import JUDGE_COMMANDS, recv_message, send_message
+from kernelbench.reward_hardening.ipc.lending import SharedArena, dtype_name, fingerprint
+from kernelbench.reward_hardening.ipc.wire import JUDGE_COMMANDS, recv_message, send_message
 
 __all__ = ["Judge", "judge_main", "perturb", "structure_of"]
 

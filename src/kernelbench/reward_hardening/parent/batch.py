@@ -1,6 +1,6 @@
 """Hardened evaluation of batch samples (used by ``eval_from_generations``).
 
-The evaluator keeps one :class:`~kernelbench.reward_hardening.pipeline.ReferenceSession`
+The evaluator keeps one :class:`~kernelbench.reward_hardening.parent.pipeline.ReferenceSession`
 per batch thread: consecutive samples of the same problem reuse the judge (the loaded
 reference and its measured timing) instead of starting and timing the reference again.
 A new problem, another configuration or a judge that failed starts a fresh session.
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kernelbench.reward_hardening.config import HardeningConfig
-from kernelbench.reward_hardening.pipeline import ReferenceSession, evaluate_hardened
-from kernelbench.reward_hardening.records import evaluator_error_record, load_failed_record
+from kernelbench.reward_hardening.parent.pipeline import ReferenceSession, evaluate_hardened
+from kernelbench.reward_hardening.parent.records import evaluator_error_record, load_failed_record
 
 __all__ = ["hardened_evaluator"]
 
@@ -24,7 +24,7 @@ def hardened_evaluator(cfg: Any, prebuild_failures: dict | None = None) -> Calla
     """An ``evaluate(item, device, build_dir) -> record`` for :func:`kernelbench.batch.run_batch`.
 
     ``prebuild_failures`` maps ``(problem, sample)`` to the error of an ahead-of-time
-    build (:func:`kernelbench.reward_hardening.prebuild.prebuild_items`): such a sample
+    build (:func:`kernelbench.reward_hardening.parent.prebuild.prebuild_items`): such a sample
     gets its load-failure record without being evaluated.  ``evaluate.close()`` ends
     the sessions it still holds (also run at interpreter exit).
     """

@@ -4,7 +4,7 @@ Everything in this module runs in a process the candidate controls once its code
 imported, so nothing here is trusted: the worker only runs ``forward`` on inputs it is
 lent, copies what it returned into staging buffers it is lent, and reports raw facts
 (types, storage spans, timestamps, state snapshots).  The judge
-(:mod:`kernelbench.reward_hardening.judge`) compares the staged outputs with the
+(:mod:`kernelbench.reward_hardening.judge.worker`) compares the staged outputs with the
 reference; the parent decides.  The harness still defends itself where cheap: it
 captures the functions it relies on before any candidate code runs, reports when the
 public ones were replaced, and checks every result *right after* the call returns,
@@ -13,7 +13,7 @@ with captured builtins only, so no method the candidate defined (a container's
 gathered.
 
 The worker never receives a seed, a reference output or a verdict, and its command
-table (:data:`kernelbench.reward_hardening.wire.CANDIDATE_COMMANDS`) has no
+table (:data:`kernelbench.reward_hardening.ipc.wire.CANDIDATE_COMMANDS`) has no
 reference-only command.
 
 ``load``       import the candidate, build ``ModelNew`` with the public init seed
@@ -42,8 +42,8 @@ from typing import Any
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from kernelbench.procs import value_from_json
-from kernelbench.reward_hardening.runtime import (
+from kernelbench.reward_hardening.ipc.framing import value_from_json
+from kernelbench.reward_hardening.worker_runtime import (
     MARKER_KERNEL,
     _cuda_spin,
     _device_kernels,
@@ -55,12 +55,11 @@ from kernelbench.reward_hardening.runtime import (
     l2_persistence_state,
     memory_fraction,
     os_thread_count,
-    reset_l2_persistence,
     split_marker,
     timed_call,
 )
-from kernelbench.reward_hardening.shared import import_tensor
-from kernelbench.reward_hardening.wire import CANDIDATE_COMMANDS, recv_message, send_message
+from kernelbench.reward_hardening.ipc.lending import import_tensor
+from kernelbench.reward_hardening.ipc.wire import CANDIDATE_COMMANDS, recv_message, send_message
 
 __all__ = ["Harness", "MARKER_KERNEL", "exact_outputs", "split_marker", "worker_main"]
 

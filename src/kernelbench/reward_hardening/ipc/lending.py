@@ -15,7 +15,7 @@ description plus, on the CPU, one file descriptor:
 The direction is always judge -> candidate: the candidate never sends the judge a
 handle to open, so no trusted process ever maps memory the candidate chose, and the
 parent only relays descriptors without mapping them.  Everything the candidate sends
-back is JSON (see :mod:`kernelbench.reward_hardening.wire`).
+back is JSON (see :mod:`kernelbench.reward_hardening.ipc.wire`).
 
 :func:`fingerprint` gives the judge an exact, position-sensitive digest of a tensor's
 bits on its own device, so "this input was not changed" and "this output did not change

@@ -62,17 +62,22 @@ def compare_tensor(out: torch.Tensor, ref: torch.Tensor, tol: float) -> tuple[bo
     for start in range(0, r.numel(), _CHUNK):
         oc, rc = o[start: start + _CHUNK], r[start: start + _CHUNK]
         d = (oc - rc).abs()
-        close = (d <= tol + tol * oc.abs()) | (oc == rc)
-        bad = int((~close).sum())
-        if bad:
-            ok = False
-            counts["mismatched"] += bad
-        counts["non_finite"] += int((~torch.isfinite(oc) & torch.isfinite(rc)).sum())
         m = float(d.max())
+        if not m <= tol:  # only then can an element be outside tol + tol * |out| (NaN included)
+            # as torch.isclose: equal values (infinities included) are close, and otherwise only a
+            # finite error within tol + tol * |out| is (an infinite output is never close to a finite one)
+            close = (oc == rc) | (torch.isfinite(d) & (d <= tol + tol * oc.abs()))
+            bad = int((~close).sum())
+            if bad:
+                ok = False
+                counts["mismatched"] += bad
+        if not math.isfinite(m):  # a finite max error: no output element is non-finite where the reference is finite
+            counts["non_finite"] += int((~torch.isfinite(oc) & torch.isfinite(rc)).sum())
         max_abs = max(max_abs, m if m == m else float("inf"))  # NaN counts as unbounded error
-        num += float(d.to(torch.float64).square().sum())
-        den += float(rc.to(torch.float64).square().sum())
-        counts["abs_sum"] += float(torch.nan_to_num(d.to(torch.float64), nan=0.0, posinf=0.0).sum())
+        d64 = d.to(torch.float64)
+        num += float(torch.dot(d64, d64)) if math.isfinite(m) else float(d64.square().sum())
+        den += float(torch.linalg.vector_norm(rc, dtype=torch.float64)) ** 2
+        counts["abs_sum"] += float(d64.sum() if math.isfinite(m) else d64.nan_to_num_(nan=0.0, posinf=0.0).sum())
     return ok, max_abs, num, den, counts
 
 

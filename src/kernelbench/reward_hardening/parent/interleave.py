@@ -7,7 +7,7 @@ the same timed-call protocol (flush, hold, CUDA events or host clock) on a fresh
 input set generated in the same allocator pool the candidate's inputs are lent
 from: before the candidate's block when its number is even, after it when odd
 (R0 C0 C1 R1 R2 C2 ...), so a linear drift raises both sides alike.  Every sample of
-both sides is labelled with its block; :mod:`kernelbench.reward_hardening.speedup`
+both sides is labelled with its block; :mod:`kernelbench.reward_hardening.parent.speedup`
 turns them into the speedup and its bounds.
 
 Cost per candidate: ``interleave_blocks * interleave_reference_samples`` reference
@@ -93,7 +93,7 @@ class Interleaver:
     """Decides where the reference blocks go and times them through ``time_reference``.
 
     ``time_reference(block)`` times one reference sample and returns it (a
-    :class:`~kernelbench.reward_hardening.evidence.TimingSample`); ``ev`` receives
+    :class:`~kernelbench.reward_hardening.parent.evidence.TimingSample`); ``ev`` receives
     the samples, the block labels of the candidate's samples and the load readings.
     """
 

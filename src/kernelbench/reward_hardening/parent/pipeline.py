@@ -5,9 +5,9 @@ by ``run_and_check``, ``eval_from_generations`` and the red-team suite.  This mo
 the trusted parent: it draws the hidden seeds, orchestrates the two workers, computes
 the timing statistics and the verdict.  It never holds a tensor: hidden inputs,
 reference outputs and the candidate's outputs stay on the evaluation device, owned by
-the judge (:mod:`kernelbench.reward_hardening.judge`) and lent to the candidate worker
-(:mod:`kernelbench.reward_hardening.worker`) through
-:mod:`kernelbench.reward_hardening.shared`; only verdict-sized facts (booleans,
+the judge (:mod:`kernelbench.reward_hardening.judge.worker`) and lent to the candidate worker
+(:mod:`kernelbench.reward_hardening.candidate.worker`) through
+:mod:`kernelbench.reward_hardening.ipc.lending`; only verdict-sized facts (booleans,
 errors, fingerprints, timestamps) reach this process, so its memory does not grow with
 the problem's size.
 
@@ -37,17 +37,22 @@ from kernelbench.procs import (
     WorkerTimeout,
     scrubbed_env,
 )
-from kernelbench.reward_hardening import containment, interleave, memplan, prebuild, records, trusted_read
+from kernelbench.reward_hardening import containment
+from kernelbench.reward_hardening.parent import interleave
+from kernelbench.reward_hardening.parent import memplan
+from kernelbench.reward_hardening.parent import prebuild
+from kernelbench.reward_hardening.parent import records
+from kernelbench.reward_hardening.containment import trusted_read
 from kernelbench.reward_hardening.config import HardeningConfig
-from kernelbench.reward_hardening.detectors._compare import Comparison
-from kernelbench.reward_hardening.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
+from kernelbench.reward_hardening.judge.compare import Comparison
+from kernelbench.reward_hardening.parent.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
 from kernelbench.reward_hardening.findings import finding
-from kernelbench.reward_hardening.wire import checked_call_reply, checked_profile, malformed_timing
+from kernelbench.reward_hardening.ipc.wire import checked_call_reply, checked_profile, malformed_timing
 
 __all__ = ["ReferenceSession", "evaluate_hardened"]
 
-_CANDIDATE_TARGET = "kernelbench.reward_hardening.worker:worker_main"
-_JUDGE_TARGET = "kernelbench.reward_hardening.judge:judge_main"
+_CANDIDATE_TARGET = "kernelbench.reward_hardening.candidate.worker:worker_main"
+_JUDGE_TARGET = "kernelbench.reward_hardening.judge.worker:judge_main"
 GiB = 1 << 30
 
 
@@ -437,7 +442,7 @@ def _host_limit(cfg: HardeningConfig, device: str, data_bytes: int, param_bytes:
 
 def _rel_limit(cfg: HardeningConfig) -> float:
     """The norm-relative error a passing output may have (RH-28's limit; the heavy-tail probe's criterion)."""
-    from kernelbench.reward_hardening.detectors._compare import tolerance
+    from kernelbench.reward_hardening.judge.compare import tolerance
 
     return max(cfg.rel_tol_floor, 10 * tolerance(cfg.precision))
 

@@ -2,16 +2,16 @@
 
 Three processes take part in a hardened evaluation:
 
-* the **parent** (:mod:`kernelbench.reward_hardening.pipeline`), trusted: it draws the
+* the **parent** (:mod:`kernelbench.reward_hardening.parent.pipeline`), trusted: it draws the
   hidden seeds, orchestrates, computes timing statistics and the verdict;
-* the **judge** (:mod:`kernelbench.reward_hardening.judge`), trusted: it runs only the
+* the **judge** (:mod:`kernelbench.reward_hardening.judge.worker`), trusted: it runs only the
   problem's reference program, generates hidden inputs on the device, keeps the
   reference outputs there and compares the candidate's outputs with them;
-* the **candidate worker** (:mod:`kernelbench.reward_hardening.worker`), untrusted: it
+* the **candidate worker** (:mod:`kernelbench.reward_hardening.candidate.worker`), untrusted: it
   imports the candidate and runs ``forward`` on inputs it is lent.
 
-Messages are length-prefixed JSON frames (:mod:`kernelbench.procs`), never pickles.
-Shared tensors travel as JSON descriptions (:mod:`kernelbench.reward_hardening.shared`)
+Messages are length-prefixed JSON frames (:mod:`.framing`), never pickles.
+Shared tensors travel as JSON descriptions (:mod:`kernelbench.reward_hardening.ipc.lending`)
 plus, on the CPU, file descriptors sent after the frame with ``SCM_RIGHTS``; a frame
 announces how many follow in ``_fds``.  Descriptors only ever flow judge -> parent ->
 candidate: the parent refuses any from the candidate.
@@ -26,7 +26,7 @@ import socket
 from multiprocessing import reduction
 from typing import Any
 
-from kernelbench.procs import FrameError, recv_frame, send_frame
+from kernelbench.reward_hardening.ipc.framing import FrameError, recv_frame, send_frame
 
 __all__ = ["CANDIDATE_COMMANDS", "JUDGE_COMMANDS", "MAX_FDS", "checked_call_reply", "checked_profile",
            "malformed_timing", "recv_message", "send_message"]

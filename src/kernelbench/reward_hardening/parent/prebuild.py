@@ -97,7 +97,7 @@ def prebuild(jobs: list[tuple[str, str, str]], device: str, parallel: int = 8, t
                  "containment": unit.child_spec(private=[os.path.dirname(workspace)], device=device)}
         try:
             with build_lock(build_dir, timeout) as stale:
-                out = run_oneshot("kernelbench.reward_hardening.prebuild:build_one",
+                out = run_oneshot("kernelbench.reward_hardening.parent.prebuild:build_one",
                                   {"candidate_src": cand, "reference_src": ref, "build_dir": build_dir,
                                    "device": device}, timeout=timeout, workspace=workspace, spec_extra=extra,
                                   on_start=lambda h: unit.attach(h.pid, h.spec))

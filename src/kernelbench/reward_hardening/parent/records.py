@@ -13,7 +13,7 @@ __all__ = ["SCHEMA_PATH", "SCHEMA_VERSION", "build_record", "evaluator_error_rec
            "load_schema", "unsupported_record"]
 
 SCHEMA_VERSION = "1.1"
-SCHEMA_PATH = Path(__file__).with_name("verified_record.schema.json")
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "verified_record.schema.json"
 
 NOT_A_SANDBOX = ("Worker isolation is process-level, not an OS sandbox: the candidate runs as the evaluator's "
                  "user and can read files that user can read; hidden data is kept out of its process, "
@@ -72,7 +72,7 @@ def evaluator_error_record(cfg: Any, error: str) -> dict:
 
 def load_failed_record(cfg: Any, error: str, device: str) -> dict:
     """The record of a candidate whose ahead-of-time build failed (never evaluated)."""
-    from kernelbench.reward_hardening.evidence import Evidence
+    from kernelbench.reward_hardening.parent.evidence import Evidence
 
     ev = Evidence(config=cfg)
     ev.load_error = error
@@ -153,7 +153,7 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
 
 
 def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, rejected: bool = False) -> dict:
-    from kernelbench.reward_hardening import verdict
+    from kernelbench.reward_hardening.parent import verdict
     from kernelbench.reward_hardening.detectors.timing import sample_times
 
     caps = _capabilities(cfg, ev, device, rejected)
@@ -296,7 +296,7 @@ def speedup_block(ev: Any, verified: bool) -> dict | None:
     ``None`` when there are no interleaved reference samples or a candidate sample
     has no block (timing was cut short).
     """
-    from kernelbench.reward_hardening import speedup
+    from kernelbench.reward_hardening.parent import speedup
     from kernelbench.reward_hardening.detectors.timing import sample_times
 
     refs = list(getattr(ev, "interleaved_reference_samples", None) or [])
