@@ -47,7 +47,7 @@ def _require_nsight() -> Any:
     if not NSIGHT_AVAILABLE:
         raise RuntimeError("nsight-python is not installed (pip install nsight-python); "
                            "it also needs NVIDIA Nsight Compute (ncu) on PATH")
-    from kernelbench.utils import get_gpu_vendor
+    from kernelbench.gpu_arch import get_gpu_vendor
 
     if get_gpu_vendor() != "nvidia":
         raise RuntimeError("Nsight Compute profiling needs an NVIDIA GPU")

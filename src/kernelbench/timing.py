@@ -235,7 +235,7 @@ def time_execution_with_nsight_python(
     ``ncu`` or an NVIDIA GPU is missing.
     """
     from kernelbench.profile import profile_with_nsight
-    from kernelbench.utils import get_gpu_vendor
+    from kernelbench.gpu_arch import get_gpu_vendor
 
     dev = resolve_device(device)
     _require_cuda(dev, "nsight_python_time")
