@@ -56,6 +56,7 @@ from kernelbench.analysis_parts.baseline import (
 from kernelbench.analysis_parts.inputs import (
     BASELINE_ENVIRONMENT_NAME,
     EVAL_RESULTS_NAME,
+    PASS_AT_K_NAME,
     VERIFIED_RESULTS_NAME,
     AnalysisError,
     Warn,
@@ -85,7 +86,6 @@ from kernelbench.analysis_parts.records import (
 )
 from kernelbench.analysis_parts.report import format_report
 from kernelbench.analysis_parts.run_files import analyze_run_files
-from kernelbench.passk import PASS_AT_K_NAME
 
 __all__ = [
     "AnalysisError",

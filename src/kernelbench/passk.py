@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kernelbench import runs
+from kernelbench.analysis_parts.inputs import PASS_AT_K_NAME
 from kernelbench.analysis_parts.records import counts_as_verified
 from kernelbench.score import pass_at_k
 
 __all__ = ["PASS_AT_K_NAME", "merge_pass_at_k", "pass_at_k_entry", "select_pass_at_k"]
 
-PASS_AT_K_NAME = "pass_at_k_results.json"
 _UPSTREAM_FIELDS = ("averages", "metadata", "problems")
 
 

@@ -14,6 +14,8 @@ from typing import Any, Callable, Mapping
 
 EVAL_RESULTS_NAME = "eval_results.json"
 VERIFIED_RESULTS_NAME = "verified_eval_results.json"
+#: Written by :mod:`kernelbench.passk`, read here.
+PASS_AT_K_NAME = "pass_at_k_results.json"
 BASELINE_ENVIRONMENT_NAME = "environment.json"  # written by generate_baseline_time.py beside the baseline
 
 Warn = Callable[[str], None]

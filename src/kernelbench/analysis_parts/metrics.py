@@ -19,6 +19,7 @@ from kernelbench.analysis_parts.baseline import (
 )
 from kernelbench.analysis_parts.inputs import (
     EVAL_RESULTS_NAME,
+    PASS_AT_K_NAME,
     VERIFIED_RESULTS_NAME,
     AnalysisError,
     Warn,
@@ -37,7 +38,6 @@ from kernelbench.analysis_parts.records import (
     upstream_runtime,
     verified_runtime,
 )
-from kernelbench.passk import PASS_AT_K_NAME
 from kernelbench.score import fastp, geometric_mean_speed_ratio_correct_only
 
 FAST_P_THRESHOLDS: tuple[float, ...] = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from kernelbench.analysis_parts.inputs import VERIFIED_RESULTS_NAME
-from kernelbench.passk import PASS_AT_K_NAME
+from kernelbench.analysis_parts.inputs import PASS_AT_K_NAME, VERIFIED_RESULTS_NAME
 
 def _grid(headers: list[str], rows: list[list[str]]) -> str:
     """A boxed table (tabulate's ``grid`` format), cells as given: no number re-formatting."""

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from kernelbench.analysis_parts.inputs import (
     BASELINE_ENVIRONMENT_NAME,
     EVAL_RESULTS_NAME,
+    PASS_AT_K_NAME,
     VERIFIED_RESULTS_NAME,
     AnalysisError,
     Warn,
@@ -24,7 +25,6 @@ from kernelbench.analysis_parts.inputs import (
     select_configuration,
 )
 from kernelbench.analysis_parts.metrics import analyze_run
-from kernelbench.passk import PASS_AT_K_NAME, select_pass_at_k
 
 def analyze_run_files(
     *,
@@ -102,6 +102,8 @@ def analyze_run_files(
     pass_at_k_results = None
     if pass_at_k_path.is_file():
         try:
+            from kernelbench.passk import select_pass_at_k
+
             raw = load_json_file(pass_at_k_path, "pass@k results")
             pass_at_k_results = select_pass_at_k(raw, verified_slot or off_slot)
         except AnalysisError as exc:
