@@ -23,18 +23,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kernelbench import runs
+from kernelbench.analysis_parts.inputs import PASS_AT_K_NAME
+from kernelbench.analysis_parts.records import counts_as_verified
 from kernelbench.score import pass_at_k
 
 __all__ = ["PASS_AT_K_NAME", "merge_pass_at_k", "pass_at_k_entry", "select_pass_at_k"]
 
-PASS_AT_K_NAME = "pass_at_k_results.json"
 _UPSTREAM_FIELDS = ("averages", "metadata", "problems")
-
-
-def _verified(record: dict) -> bool:
-    from kernelbench.analysis import counts_as_verified
-
-    return counts_as_verified(record)
 
 
 def pass_at_k_entry(results: dict[str, list[dict]], slot: tuple, ks: Iterable[int], source: str) -> dict[str, Any]:
@@ -59,7 +54,7 @@ def pass_at_k_entry(results: dict[str, list[dict]], slot: tuple, ks: Iterable[in
             entry[f"pass@{k}"] = pass_at_k(n, c, k)
             totals[k].append(entry[f"pass@{k}"])
         if hardened:
-            v = sum(1 for r in mine if _verified(r))
+            v = sum(1 for r in mine if counts_as_verified(r))
             n_verified += v
             entry["verified_samples"] = v
             for k in ks:

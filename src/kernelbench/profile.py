@@ -47,7 +47,7 @@ def _require_nsight() -> Any:
     if not NSIGHT_AVAILABLE:
         raise RuntimeError("nsight-python is not installed (pip install nsight-python); "
                            "it also needs NVIDIA Nsight Compute (ncu) on PATH")
-    from kernelbench.utils import get_gpu_vendor
+    from kernelbench.gpu_arch import get_gpu_vendor
 
     if get_gpu_vendor() != "nvidia":
         raise RuntimeError("Nsight Compute profiling needs an NVIDIA GPU")
@@ -113,7 +113,8 @@ def profile_kernelbench_model_with_nsight(
     """
     import torch
 
-    from kernelbench.eval import (
+    from kernelbench.loading import (
+        TEMPFILE_BACKENDS,
         get_torch_dtype_from_string,
         load_custom_model,
         load_custom_model_with_tempfile,
@@ -127,7 +128,7 @@ def profile_kernelbench_model_with_nsight(
     dtype = precision if isinstance(precision, torch.dtype) else get_torch_dtype_from_string(precision or "fp32")
     _, get_init_inputs, get_inputs = load_original_model_and_inputs(ref_model_src or custom_model_src, {})
     tmp = None
-    if backend in ("triton", "tilelang", "cute"):
+    if backend in TEMPFILE_BACKENDS:
         model_new, tmp = load_custom_model_with_tempfile(custom_model_src)
     else:
         model_new = load_custom_model(custom_model_src, {}, build_dir)

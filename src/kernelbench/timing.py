@@ -25,12 +25,19 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform
 import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
+
+from kernelbench.devices import device_name, resolve_device, synchronize
+from kernelbench.loading import (
+    get_torch_dtype_from_string,
+    load_original_model_and_inputs,
+    process_inputs,
+    set_seed,
+)
 
 __all__ = [
     "clear_l2_cache",
@@ -54,41 +61,6 @@ __all__ = [
 
 _MIN_FLUSH_BYTES = 256 * 1024 * 1024
 _flush_buffers: dict[int, torch.Tensor] = {}
-
-
-# --------------------------------------------------------------------------- devices
-def resolve_device(device: Any = None) -> torch.device:
-    """Turn ``None``/int/str/torch.device into a torch.device.
-
-    ``None`` means the current CUDA device (resolved now, not at import time as
-    upstream did) or raises if CUDA is unavailable.
-    """
-    if isinstance(device, torch.device):
-        dev = device
-    elif device is None:
-        if not torch.cuda.is_available():
-            raise RuntimeError("CUDA is not available; pass device='cpu' to evaluate on the CPU")
-        dev = torch.device("cuda", torch.cuda.current_device())
-    elif isinstance(device, int):
-        dev = torch.device("cuda", device)
-    else:
-        dev = torch.device(str(device))
-    if dev.type == "cuda" and dev.index is None:
-        dev = torch.device("cuda", torch.cuda.current_device() if torch.cuda.is_available() else 0)
-    return dev
-
-
-def device_name(device: Any) -> str:
-    dev = resolve_device(device)
-    if dev.type == "cuda":
-        return torch.cuda.get_device_name(dev)
-    return platform.processor() or platform.machine() or "cpu"
-
-
-def synchronize(device: Any = None) -> None:
-    dev = resolve_device(device)
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
 
 
 # --------------------------------------------------------------------------- L2 flush
@@ -263,7 +235,7 @@ def time_execution_with_nsight_python(
     ``ncu`` or an NVIDIA GPU is missing.
     """
     from kernelbench.profile import profile_with_nsight
-    from kernelbench.utils import get_gpu_vendor
+    from kernelbench.gpu_arch import get_gpu_vendor
 
     dev = resolve_device(device)
     _require_cuda(dev, "nsight_python_time")
@@ -344,13 +316,6 @@ def measure_ref_program_time(
     precision: str = "fp32",
 ) -> dict[str, Any] | None:
     """Time a reference program (eager or torch.compile); None on failure (as upstream)."""
-    from kernelbench.eval import (
-        get_torch_dtype_from_string,
-        load_original_model_and_inputs,
-        process_inputs,
-        set_seed,
-    )
-
     dev = resolve_device(device if device is not None else ("cuda:0" if torch.cuda.is_available() else "cpu"))
     if dev.type == "cpu" and timing_method != "host_time":
         timing_method = "host_time"
