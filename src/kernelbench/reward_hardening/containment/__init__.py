@@ -31,8 +31,9 @@ probed on the machine and recorded in every record (``docs/security-audit.md``):
     the candidate's file system view (Landlock, ABI probed): read and execute
     everywhere except the temporary roots and the evaluation directory's parent (other
     evaluations' files), read-write only in its workspace, build and spill directories,
-    its own ``/proc/self`` (the CUDA driver writes there) and a few device nodes; TCP bind/connect denied (ABI >= 4); signals and abstract
-    unix sockets scoped to its own domain (ABI >= 6).  Landlock also forbids ptrace
+    its own ``/proc/self`` (the CUDA driver writes there) and a few device nodes; TCP
+    bind/connect denied (ABI >= 4); signals and abstract unix sockets scoped to its own
+    domain (ABI >= 6).  Landlock also forbids ptrace
     (and so ``/proc/<pid>/mem``) of any process outside the candidate's domain.
 ``capability_drop``
     the candidate drops every capability (bounding, ambient, effective, permitted,
@@ -78,5 +79,4 @@ from kernelbench.reward_hardening.containment.syscalls import ContainmentError
 from kernelbench.reward_hardening.containment.unit import Unit, new_unit
 
 __all__ = ["ContainmentError", "Mechanism", "Unit", "begin_evaluation", "capabilities", "enter", "new_unit",
-           "protect_trusted_process", "REQUIRED", "limitation", "record_capabilities",
-           "record_detail"]
+           "protect_trusted_process", "REQUIRED", "limitation", "record_capabilities", "record_detail"]

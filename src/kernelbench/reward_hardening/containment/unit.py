@@ -49,7 +49,7 @@ class Unit:
 
     def child_spec(self, private: list[str] | None = None, extra_rw: list[str] | None = None,
                    device: str | None = None, skip: Any = ()) -> dict:
-        """The ``spec["containment"]`` entry that :func:`~kernelbench.reward_hardening.containment.child.enter` applies in the child.
+        """The ``spec["containment"]`` entry that ``containment.enter`` applies in the child.
 
         ``private``: directories the candidate must not read (the evaluation root's
         parent, where other evaluations live); the temporary roots are always private.
