@@ -23,7 +23,11 @@ import pytest
 
 from kernelbench.procs import WorkerHandle, scrubbed_env
 from kernelbench.reward_hardening import containment
-from kernelbench.reward_hardening.containment import KILL_CALLS, NR, Mechanism, Unit
+from kernelbench.reward_hardening.containment import Mechanism, Unit
+from kernelbench.reward_hardening.containment.cgroups import _enable_memory_controller
+from kernelbench.reward_hardening.containment.procfs import _status
+from kernelbench.reward_hardening.containment.seccomp import IPC_CALLS, KILL_CALLS, _bpf_program
+from kernelbench.reward_hardening.containment.syscalls import NR
 
 pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and os.uname().machine == "x86_64"),
                                 reason="containment is implemented for Linux x86-64")
@@ -78,7 +82,7 @@ def test_capabilities_name_every_mechanism_with_a_reason():
 
 
 def test_filter_program_is_well_formed():
-    prog = containment._bpf_program()
+    prog = _bpf_program()
     assert len(prog) % 8 == 0 and len(prog) // 8 < 4096
     ins = [struct.unpack_from("<HBBI", prog, i) for i in range(0, len(prog), 8)]
     assert ins[0] == (0x20, 0, 0, 4) and ins[1][3] == 0xC000003E  # arch check first
@@ -96,10 +100,10 @@ def test_filter_refuses_ipc_only_where_there_is_no_namespace():
         return {ins[k][3] for k in range(len(ins) - 1)
                 if ins[k][0] == 0x15 and ins[k + 1] == (6, 0, 0, 0x00050000 | 1)}
 
-    ipc = {NR[n] for n in containment.IPC_CALLS}
+    ipc = {NR[n] for n in IPC_CALLS}
     assert {NR["shmget"], NR["shmat"], NR["msgget"], NR["semget"], NR["mq_open"]} <= ipc
-    assert ipc <= eperm(containment._bpf_program(refuse_ipc=True))
-    assert not ipc & eperm(containment._bpf_program(refuse_ipc=False))
+    assert ipc <= eperm(_bpf_program(refuse_ipc=True))
+    assert not ipc & eperm(_bpf_program(refuse_ipc=False))
 
 
 def test_enter_fails_closed_when_a_mechanism_cannot_be_applied():
@@ -165,7 +169,8 @@ def test_enforce_fails_closed_when_a_required_mechanism_is_missing(monkeypatch):
 
     real = containment.capabilities()
     fake = dict(real, seccomp=Mechanism("seccomp", False, "kernel without seccomp filters (test)"))
-    monkeypatch.setattr(containment, "capabilities", lambda refresh=False: dict(fake))
+    # the record's entries read the machine's mechanisms through containment.report
+    monkeypatch.setattr(containment.report, "capabilities", lambda refresh=False: dict(fake))
     report = {"method": "cgroup", "survivors": [], "left_running": [], "sigsys": False, "exitcode": 0,
               "applied": {"cgroup_ns": True, "seccomp": False}, "verified": {"seccomp_mode": "0"}}
     for mode, expected in (("enforce", "UNSUPPORTED"), ("audit", None)):
@@ -220,8 +225,8 @@ def test_evaluation_kills_and_reports_a_daemon_and_leaves_nothing_running():
     assert not [s for s in survivors if _alive(s["pid"])]
     # nothing sandboxed is left anywhere among this process's children
     kids = [p for p in os.listdir("/proc") if p.isdigit() and _alive(int(p))
-            and containment._status(p).get("PPid") == str(os.getpid())
-            and containment._status(p).get("Seccomp") == "2"]
+            and _status(p).get("PPid") == str(os.getpid())
+            and _status(p).get("Seccomp") == "2"]
     assert kids == []
     caps = rh["capabilities"]
     assert caps["containment_process"]["status"] == "AVAILABLE"
@@ -398,14 +403,14 @@ def test_memory_controller_is_enabled_only_where_nothing_else_shares_the_cgroup(
     (parent / "cgroup.controllers").write_text("cpu io\n")
     (parent / "cgroup.subtree_control").write_text("")
     (base / "cgroup.subtree_control").write_text("")
-    ok, why = containment._enable_memory_controller(str(base))
+    ok, why = _enable_memory_controller(str(base))
     assert not ok and "no memory controller" in why
     (parent / "cgroup.controllers").write_text("cpu io memory\n")
     (parent / "cgroup.procs").write_text(f"{os.getpid()}\n1\n")  # pid 1 is not ours: it stays, so no controller
-    ok, why = containment._enable_memory_controller(str(base))
+    ok, why = _enable_memory_controller(str(base))
     assert not ok and "not the evaluator's" in why
     (parent / "cgroup.procs").write_text(f"{os.getpid()}\n")  # only us: move into our own leaf, then enable
-    ok, why = containment._enable_memory_controller(str(base))
+    ok, why = _enable_memory_controller(str(base))
     assert ok, why
     assert (parent / f"kernelguard-evaluator-{os.getpid()}" / "cgroup.procs").read_text() == str(os.getpid())
     assert (parent / "cgroup.subtree_control").read_text() == "+memory"

@@ -18,6 +18,7 @@ import torch
 
 from kernelbench.reward_hardening import containment
 from kernelbench.reward_hardening.containment import trusted_read
+from kernelbench.reward_hardening.containment.seccomp import _install_seccomp
 from kernelbench.reward_hardening.codes import CODES
 from kernelbench.reward_hardening.ipc.lending import SharedArena
 
@@ -193,7 +194,7 @@ def test_the_candidate_filter_kills_a_worker_that_makes_itself_non_dumpable():
         pid = os.fork()
         if pid == 0:  # pragma: no cover - child
             try:
-                containment._install_seccomp()
+                _install_seccomp()
                 libc = ctypes.CDLL(None, use_errno=True)
                 if value is None:
                     libc.prctl(15, ctypes.c_char_p(b"kg"), 0, 0, 0)  # PR_SET_NAME: allowed

@@ -67,7 +67,7 @@ def _readv(pid: int, local: int, remote: int, n: int) -> int:
     """One ``process_vm_readv`` of ``n`` bytes; returns the count read (raises on error)."""
     lv, rv = _Iovec(local, n), _Iovec(remote, n)
     ctypes.set_errno(0)
-    from kernelbench.reward_hardening.containment import _lib  # the one libc handle
+    from kernelbench.reward_hardening.containment.syscalls import _lib  # the one libc handle
 
     r = _lib().syscall(ctypes.c_long(_NR_PROCESS_VM_READV), ctypes.c_long(pid), ctypes.byref(lv),
                        ctypes.c_ulong(1), ctypes.byref(rv), ctypes.c_ulong(1), ctypes.c_ulong(0))

@@ -45,7 +45,7 @@ def _own_running() -> int:
     Their intra-op threads spin for a while after parallel work, so they show as
     runnable: they are the evaluation itself, not load from other jobs.
     """
-    from kernelbench.reward_hardening.containment import _children_map, _descendants
+    from kernelbench.reward_hardening.containment.procfs import _children_map, _descendants
 
     try:  # the workers are the forkserver's children; other children of ours are not the evaluation
         from multiprocessing import forkserver
