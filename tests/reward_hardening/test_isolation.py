@@ -76,7 +76,8 @@ def test_spy_learns_nothing_hidden(tmp_path, monkeypatch):
 
     def recording_randbits(k):
         value = real(k)
-        seeds.append(value)
+        if k <= 64:  # the evaluator's seeds; a library's first import may draw more (numpy.random: 128)
+            seeds.append(value)
         return value
 
     monkeypatch.setattr(pipeline.secrets, "randbits", recording_randbits)
