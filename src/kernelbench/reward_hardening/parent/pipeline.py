@@ -46,7 +46,8 @@ from kernelbench.reward_hardening.containment import trusted_read
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.judge.compare import Comparison
 from kernelbench.reward_hardening.parent.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
-from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening import policy
+from kernelbench.reward_hardening.findings import observe
 from kernelbench.reward_hardening.ipc.wire import checked_call_reply, checked_profile, malformed_timing
 
 __all__ = ["ReferenceSession", "evaluate_hardened"]
@@ -869,7 +870,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
         return records.evaluator_error_record(cfg, f"precheck failed: {type(exc).__name__}: {exc}")
     static_findings = list(ev.precheck.findings)
     if ev.precheck.facts.syntax_error:
-        return records.build_record(cfg, ev, [finding("RH-42", cfg.policy, {"syntax_error": ev.precheck.facts.syntax_error},
+        return records.build_record(cfg, ev, [observe("RH-42", {"syntax_error": ev.precheck.facts.syntax_error},
                                                       summary="Candidate source does not compile (syntax error)")]
                                     + static_findings, device, rejected=True)
     if not _defines_model_new(candidate_src) and not any(f.code in ("RH-04", "RH-06") for f in static_findings):
@@ -878,10 +879,10 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
         kept = [f for f in static_findings if f.code != "RH-13" and not (
             f.code == "RH-08" and all("redefines reference name" in str(h.get("what", ""))
                                       for h in f.evidence.get("hits") or [{}]))]
-        return records.build_record(cfg, ev, [finding("RH-42", cfg.policy, {"error": "candidate does not define ModelNew"},
+        return records.build_record(cfg, ev, [observe("RH-42", {"error": "candidate does not define ModelNew"},
                                                       summary="Candidate does not define ModelNew")] + kept,
                                     device, rejected=True)
-    if cfg.mode == "enforce" and any(f.severity == "error" for f in static_findings):
+    if policy.rejects_before_run(static_findings, cfg.mode):
         return records.build_record(cfg, ev, static_findings, device, rejected=True)
 
     containment.begin_evaluation()  # subreaper, non-dumpable parent, probes (once per process)
@@ -910,12 +911,12 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
             if session.plan is not None:
                 detail["memory_plan"] = session.plan.as_dict()
                 ev.memory_plan = detail["memory_plan"]
-            return records.build_record(cfg, ev, static_findings + [finding(code, cfg.policy, detail)], device)
+            return records.build_record(cfg, ev, static_findings + [observe(code, detail)], device)
         try:
-            runtime_findings = detectors.run_all(ev)
+            observed = detectors.run_all(ev)
         except Exception as exc:  # a detector bug must not award a result
-            runtime_findings = [finding("RH-32", cfg.policy, {"error": f"{type(exc).__name__}: {exc}"})]
-        result = records.build_record(cfg, ev, static_findings + runtime_findings, device)
+            observed = [observe("RH-32", {"error": f"{type(exc).__name__}: {exc}"})]
+        result = records.build_record(cfg, ev, static_findings + observed, device)
         result["metadata"]["reward_hardening_wall_s"] = round(time.monotonic() - t_start, 3)
         return result
     except Exception as exc:
