@@ -94,17 +94,17 @@ def _stats(times: list[float], device: str) -> dict:
 
 
 def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, Capability]:
-    """What this evaluation could rely on; whether each is required is the policy's call."""
+    """What this evaluation could rely on; whether a capability is required is the policy's call."""
     caps: dict[str, Capability] = {}
 
-    def cap(name: str, status: str, detail: str, applies: bool = True) -> None:
-        caps[name] = Capability(status, applies and policy.requires(name, cfg.policy), detail)
+    def need(name: str) -> bool:
+        return policy.requires(name, cfg.policy)
 
     if device.startswith("cuda"):
-        cap("cuda_runtime", "AVAILABLE", f"CUDA device {device}")
+        caps["cuda_runtime"] = Capability("AVAILABLE", need("cuda_runtime"), f"CUDA device {device}")
     else:
-        cap("cuda_runtime", "SKIPPED", "device=cpu: CUDA-level detectors were not run", applies=False)
-    cap("static_precheck", "AVAILABLE", "AST precheck of the candidate source")
+        caps["cuda_runtime"] = Capability("SKIPPED", False, "device=cpu: CUDA-level detectors were not run")
+    caps["static_precheck"] = Capability("AVAILABLE", need("static_precheck"), "AST precheck of the candidate source")
     from kernelbench.reward_hardening import containment  # OS containment, as measured for this candidate
 
     cont = containment.record_capabilities(getattr(ev, "containment", {}) or {}, cfg.mode, rejected)
@@ -118,39 +118,46 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
     caps["containment_object_sweep"] = Capability(*cont["object_sweep"])
     if rejected:
         return caps
-    cap("process_isolation", "AVAILABLE" if ev.reference_ok else "ERROR",
+    caps["process_isolation"] = Capability(
+        "AVAILABLE" if ev.reference_ok else "ERROR", need("process_isolation"),
         "reference and candidate in separate disposable workers with scrubbed environments")
     hidden = any(c.probe.kind == "hidden" for c in ev.calls) or not ev.loaded
-    cap("hidden_inputs", "AVAILABLE" if (ev.reference_ok and hidden) else "ERROR",
-        "inputs from hidden seeds generated outside the candidate process")
+    caps["hidden_inputs"] = Capability("AVAILABLE" if (ev.reference_ok and hidden) else "ERROR", need("hidden_inputs"),
+                                       "inputs from hidden seeds generated outside the candidate process")
     base = (ev.baseline or {}).get("concurrency") or {}
-    cap("thread_introspection", "AVAILABLE" if base.get("os_threads", -1) > 0 else "UNSUPPORTED",
+    caps["thread_introspection"] = Capability(
+        "AVAILABLE" if base.get("os_threads", -1) > 0 else "UNSUPPORTED", need("thread_introspection"),
         "OS-level thread and child-process counts from /proc")
+    profiler = need("backend_profiler")
     if not cfg.profile_backend:
-        cap("backend_profiler", "SKIPPED", "profiler pass disabled by configuration")
+        caps["backend_profiler"] = Capability("SKIPPED", profiler, "profiler pass disabled by configuration")
     elif ev.profile is not None and device.startswith("cuda") and not ev.profile.get("marker_seen"):
         # the marker kernel launched on the current stream is missing from the trace: the
         # device trace (CUPTI) recorded nothing, so kernel provenance is unknown
-        cap("backend_profiler", "UNSUPPORTED", "profiler ran but its device trace did not record the marker kernel")
+        caps["backend_profiler"] = Capability("UNSUPPORTED", profiler,
+                                              "profiler ran but its device trace did not record the marker kernel")
     elif ev.profile is not None:
         detail = "torch.profiler (CUPTI) kernel trace" if device.startswith("cuda") else "torch.profiler CPU operators"
-        cap("backend_profiler", "AVAILABLE", detail)
+        caps["backend_profiler"] = Capability("AVAILABLE", profiler, detail)
     elif ev.loaded and ev.completed and all(c.ok for c in ev.calls):
-        cap("backend_profiler", "UNSUPPORTED", f"profiler failed: {ev.profile_error}")
+        caps["backend_profiler"] = Capability("UNSUPPORTED", profiler, f"profiler failed: {ev.profile_error}")
     else:
-        cap("backend_profiler", "SKIPPED", "candidate did not reach the profiler pass", applies=False)
+        caps["backend_profiler"] = Capability("SKIPPED", False, "candidate did not reach the profiler pass")
     path, why = getattr(ev, "read_path", "in_process"), getattr(ev, "read_path_detail", "")
+    reader = need("trusted_output_read")
     if path == "trusted":
-        cap("trusted_output_read", "AVAILABLE", f"{why}; {len(ev.reads)} read(s), {len(ev.read_failures)} failed")
+        caps["trusted_output_read"] = Capability(
+            "AVAILABLE", reader, f"{why}; {len(ev.reads)} read(s), {len(ev.read_failures)} failed")
     elif not ev.loaded:
-        cap("trusted_output_read", "SKIPPED", "the candidate did not load")
+        caps["trusted_output_read"] = Capability("SKIPPED", reader, "the candidate did not load")
     else:
         status = "SKIPPED" if "switched off" in why else "UNSUPPORTED"
-        cap("trusted_output_read", status, f"in-process copy by the candidate's harness: {why}")
+        caps["trusted_output_read"] = Capability(status, reader, f"in-process copy by the candidate's harness: {why}")
     if device.startswith("cuda"):
         have_events = any(s.event_ms is not None for s in ev.samples)
-        cap("async_timing_check", "AVAILABLE" if have_events or not ev.samples else "ERROR",
-            "CUDA events compared with device-synchronised host time")
+        caps["async_timing_check"] = Capability("AVAILABLE" if have_events or not ev.samples else "ERROR",
+                                                need("async_timing_check"),
+                                                "CUDA events compared with device-synchronised host time")
     return caps
 
 
