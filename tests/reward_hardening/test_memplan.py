@@ -70,7 +70,7 @@ def test_rh47_is_unsupported_not_fail():
 
 
 def test_host_limit_counts_parameters_and_the_judges_footprint():
-    from kernelbench.reward_hardening.parent.pipeline import _host_limit
+    from kernelbench.reward_hardening.parent.candidate_run import host_limit as _host_limit
 
     cfg = HardeningConfig(device="cuda")
     base = _host_limit(cfg, "cuda:0", 0)
