@@ -20,6 +20,8 @@ from typing import Annotated, Any, Callable, Literal, Optional, TypeVar
 import pydra
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError, create_model
 
+from kernelbench.reward_hardening.config import MODES, POLICIES, SOURCE_STRICT
+
 __all__ = ["ConfigError", "EvalKeysConfig", "KBConfig", "cast_keys", "cli_main", "parse_bool", "project_root"]
 
 # Accepted values shared by the scripts' configs.
@@ -27,8 +29,8 @@ TIMING_METHODS = ("cuda_event", "do_bench", "do_bench_impl", "host_time")
 BACKENDS = ("cuda", "triton", "cute", "tilelang", "thunderkittens", "hip")
 PRECISIONS = ("fp32", "fp16", "bf16")
 DATASET_SOURCES = ("local", "huggingface")
-HARDENING_MODES = ("off", "audit", "enforce")
-HARDENING_POLICIES = ("source_strict", "practical")
+HARDENING_MODES = ("off", *MODES)
+HARDENING_POLICIES = POLICIES
 EVAL_MODES = ("local", "modal")
 
 
@@ -196,7 +198,7 @@ class EvalKeysConfig(KBConfig):
         "verbose": False,
         "allow_tf32": False,
         "reward_hardening_mode": "off",
-        "reward_hardening_policy": "source_strict",
+        "reward_hardening_policy": SOURCE_STRICT,
     }
 
     def set_eval_defaults(self) -> None:

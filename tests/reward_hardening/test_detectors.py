@@ -11,6 +11,8 @@ import torch
 from kernelbench.reward_hardening import detectors
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.parent.evidence import CallRecord, Evidence, ProbeInput, TimingSample, WorkerEvent
+from kernelbench.reward_hardening.findings import Capability, observe
+from kernelbench.reward_hardening.policy import apply, judge
 
 MS = 1_000_000
 
@@ -58,6 +60,15 @@ def _sample(i, host_ms=1.0, event_ms=None, rtt_extra_ms=0.1, other_ms=0.0, **kw)
 
 def codes(ev, code):
     return [f.code for f in detectors.REGISTRY[code].func(ev)]
+
+
+def judged(ev, code):
+    """The findings the policy of ``ev`` makes of one detector's observations."""
+    return apply(detectors.REGISTRY[code].func(ev), ev.config.policy)
+
+
+def finding(code, policy="source_strict"):
+    return judge(observe(code), policy)
 
 
 # --------------------------------------------------------------------------- cases
@@ -444,11 +455,11 @@ BENIGN_EXTRA = {"RH-31": [_benign_gpu_trace], "RH-37": [_benign_gpu_trace], "RH-
 def test_rh37_kernels_on_joined_streams_are_info_and_completion_evidence_is_an_error():
     ev = _evidence()
     _gpu_side_stream_kernels(ev)  # cuDNN-style: other streams, finished before the caller's stream
-    found = detectors.REGISTRY["RH-37"].func(ev)
+    found = judged(ev, "RH-37")
     assert [(f.code, f.severity) for f in found] == [("RH-37", "info")]
     assert found[0].evidence["kernels_on_other_streams"]["streams"] == [13]
     _deferred(ev)  # plus work still running after the caller's stream finished
-    found = detectors.REGISTRY["RH-37"].func(ev)
+    found = judged(ev, "RH-37")
     assert [(f.code, f.severity) for f in found] == [("RH-37", "error")]
     assert found[0].evidence["samples_with_work_after_current_stream"] == 10
 
@@ -457,11 +468,11 @@ def test_rh37_a_side_stream_kernel_starting_during_the_marker_is_an_error():
     ev = _evidence()
     _gpu_side_stream_kernels(ev)
     ev.profile["marker_end_us"] = 5.0  # the side-stream kernel started at 1.0 us, while the marker spun
-    found = detectors.REGISTRY["RH-37"].func(ev)
+    found = judged(ev, "RH-37")
     assert [(f.code, f.severity) for f in found] == [("RH-37", "error")]
     assert found[0].evidence["kernels_not_ordered_after_the_callers_stream"]["streams"] == [13]
     ev.profile["marker_end_us"] = 0.5  # started after the marker: ordered after the caller's stream
-    assert [(f.code, f.severity) for f in detectors.REGISTRY["RH-37"].func(ev)] == [("RH-37", "info")]
+    assert [(f.code, f.severity) for f in judged(ev, "RH-37")] == [("RH-37", "info")]
 
 
 def test_every_runtime_detector_has_a_case():
@@ -486,7 +497,6 @@ def test_detector_fires_on_judge_evidence(code):
 
 
 def test_reference_failures_are_unsupported_not_the_candidates_fail():
-    from kernelbench.reward_hardening.findings import Capability, finding
     from kernelbench.reward_hardening.parent.verdict import decide
 
     ok = {"x": Capability("AVAILABLE", True, "")}
@@ -530,7 +540,6 @@ def test_run_all_honours_disabled_detectors_and_contains_bugs(monkeypatch):
 
 
 def test_verdict_rules():
-    from kernelbench.reward_hardening.findings import Capability, finding
     from kernelbench.reward_hardening.parent.verdict import decide
 
     ok = {"x": Capability("AVAILABLE", True, "")}

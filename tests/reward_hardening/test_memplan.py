@@ -62,14 +62,15 @@ def test_an_out_of_memory_is_the_candidates_fault_only_over_its_budget(requested
 
 
 def test_rh47_is_unsupported_not_fail():
-    from kernelbench.reward_hardening.findings import Capability, finding
+    from kernelbench.reward_hardening.findings import Capability, observe
     from kernelbench.reward_hardening.parent.verdict import decide
+    from kernelbench.reward_hardening.policy import judge
 
-    assert decide([finding("RH-47")], {"x": Capability("AVAILABLE", True, "")}) == "UNSUPPORTED"
+    assert decide([judge(observe("RH-47"), "source_strict")], {"x": Capability("AVAILABLE", True, "")}) == "UNSUPPORTED"
 
 
 def test_host_limit_counts_parameters_and_the_judges_footprint():
-    from kernelbench.reward_hardening.parent.pipeline import _host_limit
+    from kernelbench.reward_hardening.parent.candidate_run import host_limit as _host_limit
 
     cfg = HardeningConfig(device="cuda")
     base = _host_limit(cfg, "cuda:0", 0)

@@ -148,12 +148,12 @@ def test_failing_reference_is_unsupported_not_the_candidates_fail():
 
 
 def test_evaluator_fault_fails_closed(monkeypatch):
-    from kernelbench.reward_hardening.parent import pipeline
+    from kernelbench.reward_hardening.parent.candidate_run import CandidateRun
 
     def boom(*a, **k):
         raise RuntimeError("evaluator bug")
 
-    monkeypatch.setattr(pipeline._CandidateRun, "run", boom)
+    monkeypatch.setattr(CandidateRun, "run", boom)
     ref, sol = _problem(1, "2_GELU_activation.py")
     record = evaluate_hardened(ref, sol, _cfg())
     rh = record["reward_hardening"]

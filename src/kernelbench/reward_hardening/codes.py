@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kernelbench.reward_hardening.config import PRACTICAL, SOURCE_STRICT
+
 __all__ = ["CODES", "CodeInfo", "by_detector", "code_info"]
 
 
@@ -28,13 +30,13 @@ class CodeInfo:
     stage: str  # static | capability | worker | correctness | output | timing | state | backend | evaluator
     summary: str
     remediation: str
-    severity: dict = field(default_factory=lambda: {"source_strict": "error", "practical": "error"})
+    severity: dict = field(default_factory=lambda: {SOURCE_STRICT: "error", PRACTICAL: "error"})
     attacks: tuple[str, ...] = ()  # attack-catalogue ids (docs/attack-catalog.md)
     status: str = "stable"
 
 
 def _sev(strict: str, practical: str | None = None) -> dict:
-    return {"source_strict": strict, "practical": practical or strict}
+    return {SOURCE_STRICT: strict, PRACTICAL: practical or strict}
 
 
 _RERUN = "Resolve the evaluator failure and rerun in a fresh environment."

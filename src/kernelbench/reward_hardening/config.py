@@ -6,10 +6,13 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["HardeningConfig", "MODES", "POLICIES", "default_build_dir"]
+__all__ = ["AUDIT", "ENFORCE", "HardeningConfig", "MODES", "POLICIES", "PRACTICAL", "SOURCE_STRICT",
+           "default_build_dir"]
 
-MODES = ("audit", "enforce")
-POLICIES = ("source_strict", "practical")
+# the one definition of the hardened path's modes and policies (the CLI, the code table
+# and the policy module import them)
+AUDIT, ENFORCE = MODES = ("audit", "enforce")
+SOURCE_STRICT, PRACTICAL = POLICIES = ("source_strict", "practical")
 
 
 def default_build_dir(candidate_src: str, root: str | None = None) -> str:
@@ -54,8 +57,8 @@ class HardeningConfig:
     directory, so a build killed earlier never blocks it).
     """
 
-    mode: str = "enforce"
-    policy: str = "source_strict"
+    mode: str = ENFORCE
+    policy: str = SOURCE_STRICT
     device: str = "cuda"
     precision: str = "fp32"
     backend: str = "cuda"

@@ -645,7 +645,7 @@ def _runtime_detectors() -> dict[str, Any]:
 def _literal_emitters() -> dict[str, list[str]]:
     """Code -> package modules that build a finding for it with a literal code."""
     out: dict[str, list[str]] = {}
-    pattern = re.compile(r'finding\(\s*"(RH-\d\d)"')
+    pattern = re.compile(r'observe\(\s*"(RH-\d\d)"')
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         rel = path.relative_to(PACKAGE_DIR).as_posix()
         if rel.startswith("fixtures/") or rel in ("docgen.py", "codes.py"):

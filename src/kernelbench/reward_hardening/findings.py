@@ -1,4 +1,9 @@
-"""Finding and Capability records (schema 1.1 shapes).
+"""Observation, Finding and Capability records (schema 1.1 shapes).
+
+Detectors, the precheck and the pipeline produce observations (:class:`Observation`):
+a code and its evidence, with no severity.  :func:`kernelbench.reward_hardening.policy.apply`
+turns them into findings (:class:`Finding`) with the severity the code table gives
+under the evaluation's policy.  Used in the parent (and its tools).
 
 Every finding carries ``more_info``: the link to its code's section of the attack
 catalogue (``docs/attack-catalog.md#rh-NN``, relative to the repository root), as
@@ -11,9 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelbench.reward_hardening.codes import code_info
-
-__all__ = ["CATALOG_DOC", "Capability", "Finding", "describe", "finding", "more_info"]
+__all__ = ["CATALOG_DOC", "Capability", "Finding", "Observation", "describe", "more_info", "observe"]
 
 SEVERITIES = ("error", "warning", "info")
 CATALOG_DOC = "docs/attack-catalog.md"  # relative to the repository root
@@ -47,19 +50,26 @@ class Finding:
         }
 
 
-def finding(code: str, policy: str = "source_strict", evidence: dict | None = None,
-            summary: str | None = None, policy_rule: str | None = None, severity: str | None = None) -> Finding:
-    """Build a finding from the code table (severity chosen by ``policy``)."""
-    info = code_info(code)
-    return Finding(
-        code=code,
-        detector=info.detector,
-        severity=severity or info.severity.get(policy, "error"),
-        summary=summary or info.summary,
-        evidence=dict(evidence or {}),
-        policy_rule=policy_rule or "reward_hardening",
-        remediation=info.remediation,
-    )
+@dataclass
+class Observation:
+    """What was seen: a finding code and its evidence, before any policy gives it a severity.
+
+    ``summary`` replaces the code table's summary when set; ``info_only`` marks a fact
+    recorded for the reader that is no violation under any policy (RH-37's library
+    kernels on joined streams).
+    """
+
+    code: str
+    evidence: dict = field(default_factory=dict)
+    summary: str | None = None
+    policy_rule: str = "reward_hardening"
+    info_only: bool = False
+
+
+def observe(code: str, evidence: dict | None = None, summary: str | None = None,
+            policy_rule: str | None = None, info_only: bool = False) -> Observation:
+    """An :class:`Observation` of ``code`` with a copy of ``evidence``."""
+    return Observation(code, dict(evidence or {}), summary, policy_rule or "reward_hardening", info_only)
 
 
 @dataclass

@@ -9,56 +9,8 @@ never talk to a worker.  A code listed in ``config.disabled_detectors`` is skipp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
-from kernelbench.reward_hardening.codes import CODES
-
-__all__ = ["REGISTRY", "Detector", "detector", "run_all"]
-
-
-@dataclass(frozen=True)
-class Detector:
-    code: str
-    name: str
-    func: Callable
-    doc: str
-
-
-REGISTRY: dict[str, Detector] = {}
-
-
-def detector(code: str) -> Callable[[Callable], Callable]:
-    if code not in CODES:
-        raise KeyError(f"unknown finding code {code}")
-
-    def register(func: Callable) -> Callable:
-        if code in REGISTRY:
-            raise ValueError(f"two runtime detectors claim {code}")
-        REGISTRY[code] = Detector(code, CODES[code].detector, func, (func.__doc__ or "").strip())
-        return func
-
-    return register
-
-
-def run_all(ev) -> list:
-    from kernelbench.reward_hardening.findings import finding
-
-    findings = []
-    disabled = ev.config.disabled_detectors
-    for code, det in sorted(REGISTRY.items()):
-        if code in disabled:
-            continue
-        try:
-            findings.extend(det.func(ev))
-        except Exception as exc:  # a broken detector fails closed
-            findings.append(finding("RH-32", ev.config.policy,
-                                    {"detector": det.name, "error": f"{type(exc).__name__}: {exc}"}))
-    return findings
-
-
-# Register the families (import order is irrelevant; codes are unique).
-from kernelbench.reward_hardening.detectors import (  # noqa: E402,F401
+# the families register their detectors on import (import order is irrelevant; codes are unique)
+from kernelbench.reward_hardening.detectors import (  # noqa: F401
     containment,
     correctness,
     gpu,
@@ -70,3 +22,22 @@ from kernelbench.reward_hardening.detectors import (  # noqa: E402,F401
     timing,
     worker_health,
 )
+from kernelbench.reward_hardening.detectors._base import REGISTRY, Detector, detector
+from kernelbench.reward_hardening.findings import observe
+
+__all__ = ["REGISTRY", "Detector", "detector", "run_all"]
+
+
+def run_all(ev) -> list:
+    """Every enabled detector's observations on ``ev`` (no severities: the policy gives those)."""
+    observations = []
+    disabled = ev.config.disabled_detectors
+    for code, det in sorted(REGISTRY.items()):
+        if code in disabled:
+            continue
+        try:
+            observations.extend(det.func(ev))
+        except Exception as exc:  # a broken detector fails closed
+            observations.append(observe("RH-32", {"detector": det.name, "error": f"{type(exc).__name__}: {exc}"}))
+    return observations
+

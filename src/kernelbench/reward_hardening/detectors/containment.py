@@ -6,8 +6,8 @@ the candidate worker ended, and the worker's exit status.
 
 from __future__ import annotations
 
-from kernelbench.reward_hardening.detectors import detector
-from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.detectors._base import detector
+from kernelbench.reward_hardening.findings import observe
 
 
 def _report(ev) -> dict:
@@ -32,7 +32,7 @@ def process_escape(ev) -> list:
     survivors = rep.get("survivors") or []
     if not survivors:
         return []
-    return [finding("RH-51", ev.config.policy, {
+    return [observe("RH-51", {
         "survivors": survivors[:20], "count": len(survivors), "method": rep.get("method"),
         "still_running_after_kill": rep.get("left_running") or []})]
 
@@ -52,7 +52,7 @@ def sandbox_violation(ev) -> list:
     rep = _report(ev)
     if not rep.get("sigsys"):
         return []
-    return [finding("RH-52", ev.config.policy, {
+    return [observe("RH-52", {
         "exit_signal": "SIGSYS", "exitcode": rep.get("exitcode"),
         "filtered": "ptrace, process_vm_readv/writev, kcmp, pidfd_getfd, process_madvise, non-x86-64 ABIs"})]
 
@@ -80,6 +80,6 @@ def object_escape(ev) -> list:
     if not objects:
         return []
     kinds = sorted({str(o.get("kind")) for o in objects})
-    return [finding("RH-53", ev.config.policy, {
+    return [observe("RH-53", {
         "objects": objects[:20], "count": len(objects), "kinds": kinds,
         "not_removed": [o for o in objects if not o.get("removed")][:20], "checked": rep.get("checked")})]

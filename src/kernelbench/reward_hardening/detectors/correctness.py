@@ -5,9 +5,9 @@ from __future__ import annotations
 import builtins
 import re
 
-from kernelbench.reward_hardening.detectors import detector
+from kernelbench.reward_hardening.detectors._base import detector
 from kernelbench.reward_hardening.judge.compare import VALUES_DIFFER, compare, same_values, tolerance
-from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.findings import observe
 
 
 def judge(ev, call):
@@ -192,7 +192,7 @@ def wrong_on_hidden_inputs(ev):
     if not failures:
         return []
     groups = _same_way(failures)
-    return [finding("RH-18", ev.config.policy, {
+    return [observe("RH-18", {
         "failed": len(failures), "checked": len(hidden), "failures": groups[:5],
         "tolerance": tolerance(ev.config.precision)})]
 
@@ -221,7 +221,7 @@ def history_dependent_output(ev):
             hits.append({"probe": c.probe.kind, "index": c.probe.index, "reason": "output replays an earlier right answer"})
     if not hits:
         return []
-    return [finding("RH-19", ev.config.policy, {"hits": hits})]
+    return [observe("RH-19", {"hits": hits})]
 
 
 @detector("RH-28")
@@ -240,7 +240,7 @@ def degenerate_output(ev):
                          "limit": limit})
     if not hits:
         return []
-    return [finding("RH-28", ev.config.policy, {"hits": hits[:5]})]
+    return [observe("RH-28", {"hits": hits[:5]})]
 
 
 @detector("RH-30")
@@ -276,7 +276,7 @@ def wrong_under_perturbation(ev):
             hits.append({"perturbation": kind, **problem})
     if not hits:
         return []
-    return [finding("RH-30", ev.config.policy, {"hits": hits})]
+    return [observe("RH-30", {"hits": hits})]
 
 
 @detector("RH-29")
@@ -304,4 +304,4 @@ def timed_output_mismatch(ev):
             hits.append({"sample": s.index, "reason": cmp.reason, "max_abs_error": cmp.max_abs})
     if not hits:
         return []
-    return [finding("RH-29", ev.config.policy, {"hits": hits[:5], "spot_checked": checked})]
+    return [observe("RH-29", {"hits": hits[:5], "spot_checked": checked})]

@@ -7,10 +7,10 @@ and stay quiet (except RH-38's error-profile part, which also runs on the CPU).
 
 from __future__ import annotations
 
-from kernelbench.reward_hardening.detectors import detector
+from kernelbench.reward_hardening.detectors._base import detector
 from kernelbench.reward_hardening.judge.compare import compare
 from kernelbench.reward_hardening.detectors.correctness import judge, oom_kind
-from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.findings import observe
 
 _GRAPH_OR_STREAM_APIS = ("cudaGraphLaunch", "cudaStreamBeginCapture", "cudaStreamCreate", "cuGraphLaunch",
                          "cuStreamBeginCapture", "cuStreamCreate")
@@ -63,13 +63,13 @@ def deferred_gpu_work(ev):
     joined = _other_stream_kernels(ev)
     if not evidence:
         if joined:
-            return [finding("RH-37", cfg.policy, {"kernels_on_other_streams": joined}, severity="info",
+            return [observe("RH-37", {"kernels_on_other_streams": joined}, info_only=True,
                             summary="Kernels ran on other streams and finished before the caller's stream "
                                     "(joined by the library; not deferred work)")]
         return []
     if joined:
         evidence["kernels_on_other_streams"] = joined
-    return [finding("RH-37", cfg.policy, evidence)]
+    return [observe("RH-37", evidence)]
 
 
 def _unordered_kernels(ev) -> dict:
@@ -147,7 +147,7 @@ def reduced_precision_runtime(ev):
         break
     if not evidence:
         return []
-    return [finding("RH-38", cfg.policy, evidence)]
+    return [observe("RH-38", evidence)]
 
 
 def _oom_verdicts(ev) -> tuple[list, list]:
@@ -203,7 +203,7 @@ def gpu_memory(ev):
         evidence["allocator_config_set"] = mem["alloc_conf"]
     if not evidence:
         return []
-    return [finding("RH-39", ev.config.policy, evidence)]
+    return [observe("RH-39", evidence)]
 
 
 @detector("RH-47")
@@ -221,8 +221,8 @@ def device_memory_exhausted(ev):
     _, under = _oom_verdicts(ev)
     if not under:
         return []
-    return [finding("RH-47", ev.config.policy, {"oom_within_budget": under[:3],
-                                                "memory_plan": ev.memory_plan or None})]
+    return [observe("RH-47", {"oom_within_budget": under[:3],
+                              "memory_plan": ev.memory_plan or None})]
 
 
 @detector("RH-40")
@@ -252,4 +252,4 @@ def l2_persistence(ev):
             hits.append({"phase": phase, "baseline_limit": base_limit, **st})
     if not hits:
         return []
-    return [finding("RH-40", ev.config.policy, {"hits": hits[:3]})]
+    return [observe("RH-40", {"hits": hits[:3]})]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import statistics
 
-from kernelbench.reward_hardening.detectors import detector
+from kernelbench.reward_hardening.detectors._base import detector
 from kernelbench.reward_hardening.detectors.timing import sample_times
-from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.findings import observe
 from kernelbench.reward_hardening.parent.speedup import side_spread
 
 
@@ -43,4 +43,4 @@ def timing_noise(ev):
             evidence["load_fraction"] = cfg.noise_load_fraction
     if not evidence:
         return []
-    return [finding("RH-54", cfg.policy, evidence)]
+    return [observe("RH-54", evidence)]

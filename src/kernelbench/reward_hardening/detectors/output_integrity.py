@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kernelbench.reward_hardening.detectors import detector
-from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.detectors._base import detector
+from kernelbench.reward_hardening.findings import observe
 
 
 @detector("RH-20")
@@ -46,7 +46,7 @@ def output_identity(ev):
                 hits.append({"probe": c.probe.kind, "output": i, "problems": problems})
     if not hits:
         return []
-    return [finding("RH-20", ev.config.policy, {"hits": hits[:5]})]
+    return [observe("RH-20", {"hits": hits[:5]})]
 
 
 @detector("RH-21")
@@ -60,7 +60,7 @@ def output_unstable(ev):
     hits = [{"probe": c.probe.kind, "index": c.probe.index} for c in ev.calls if c.ok and not c.stable]
     if not hits:
         return []
-    return [finding("RH-21", ev.config.policy, {"unstable_calls": hits})]
+    return [observe("RH-21", {"unstable_calls": hits})]
 
 
 @detector("RH-22")
@@ -85,4 +85,4 @@ def input_mutation(ev):
     hits += [{"timed_sample": s.index} for s in ev.samples if s.inputs_unchanged is False]
     if not hits:
         return []
-    return [finding("RH-22", ev.config.policy, {"mutated": hits[:5]})]
+    return [observe("RH-22", {"mutated": hits[:5]})]

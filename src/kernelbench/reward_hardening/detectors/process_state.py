@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kernelbench.reward_hardening.detectors import detector
-from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.detectors._base import detector
+from kernelbench.reward_hardening.findings import observe
 
 
 def _snapshots(ev):
@@ -37,7 +37,7 @@ def api_tamper(ev):
                 changed[name] = phase
     if not changed:
         return []
-    return [finding("RH-23", ev.config.policy, {"replaced": changed})]
+    return [observe("RH-23", {"replaced": changed})]
 
 
 _STATE_KEYS = ("matmul_allow_tf32", "cudnn_allow_tf32", "float32_matmul_precision", "cudnn_benchmark",
@@ -63,7 +63,7 @@ def backend_state_changed(ev):
                 changes[key] = {"before": base[key], "after": state[key], "phase": phase}
     if not changes:
         return []
-    return [finding("RH-24", ev.config.policy, {"changes": changes})]
+    return [observe("RH-24", {"changes": changes})]
 
 
 @detector("RH-25")
@@ -93,7 +93,7 @@ def concurrency_runtime(ev):
             break
     if not hits:
         return []
-    return [finding("RH-25", ev.config.policy, {"hits": hits[:8]})]
+    return [observe("RH-25", {"hits": hits[:8]})]
 
 
 @detector("RH-27")
@@ -107,4 +107,4 @@ def workspace_write(ev):
     changes = {k: v for k, v in (ev.workspace_changes or {}).items() if v}
     if not changes:
         return []
-    return [finding("RH-27", ev.config.policy, {k: v[:20] for k, v in changes.items()})]
+    return [observe("RH-27", {k: v[:20] for k, v in changes.items()})]

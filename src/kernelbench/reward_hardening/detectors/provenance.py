@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kernelbench.reward_hardening.detectors import detector
-from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.detectors._base import detector
+from kernelbench.reward_hardening.findings import observe
 
 # aten operators that move or allocate data but compute nothing of the problem.
 NON_COMPUTE_OPS = frozenset("""
@@ -68,19 +68,19 @@ def backend_not_executed(ev):
         names = [k["name"] for k in declared if k.get("name")]
         custom, library, libs = gpu_kernel_split(ev.profile, declared)
         if has_custom and not any(n in k["name"] for k in kernels for n in names):
-            return [finding("RH-31", cfg.policy, {"declared": names, "library_kernels": libs,
-                                                  "gpu_kernels_seen": len(kernels)},
+            return [observe("RH-31", {"declared": names, "library_kernels": libs,
+                                      "gpu_kernels_seen": len(kernels)},
                             summary="Declared custom kernels never executed on the GPU")]
         total = custom + library
         share = library / total if total > 0 else 0.0
         if share > (cfg.max_fallback_share if has_custom else 0.05):
-            return [finding("RH-31", cfg.policy, {"library_share": round(share, 3), "library_kernels": libs,
-                                                  "custom_us": round(custom, 3), "library_us": round(library, 3),
-                                                  "custom_kernel_declared": has_custom})]
+            return [observe("RH-31", {"library_share": round(share, 3), "library_kernels": libs,
+                                      "custom_us": round(custom, 3), "library_us": round(library, 3),
+                                      "custom_kernel_declared": has_custom})]
         return []
     share, heavy = cpu_fallback_share(ev.profile)
     limit = cfg.max_fallback_share if has_custom else 0.05
     if share > limit and heavy:
-        return [finding("RH-31", cfg.policy, {"aten_compute_share": round(share, 3), "operators": heavy,
-                                              "custom_kernel_declared": has_custom})]
+        return [observe("RH-31", {"aten_compute_share": round(share, 3), "operators": heavy,
+                                  "custom_kernel_declared": has_custom})]
     return []

@@ -8,8 +8,8 @@ the dispatcher tables of the operators the harness calls.
 
 from __future__ import annotations
 
-from kernelbench.reward_hardening.detectors import detector
-from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.detectors._base import detector
+from kernelbench.reward_hardening.findings import observe
 from kernelbench.reward_hardening.containment.trusted_read import new_fault_handlers
 
 
@@ -33,8 +33,8 @@ def output_unreadable(ev) -> list:
     if not fails:
         return []
     kinds = sorted({f.get("kind", "?") for f in fails})
-    return [finding("RH-60", ev.config.policy, {"read_path": ev.read_path, "failures": fails[:10],
-                                                "count": len(fails), "kinds": kinds})]
+    return [observe("RH-60", {"read_path": ev.read_path, "failures": fails[:10],
+                              "count": len(fails), "kinds": kinds})]
 
 
 def _slow(ms: float, nbytes: int, rate: float, cfg) -> float | None:
@@ -66,7 +66,7 @@ def slow_read(ev) -> list:
     if not moved and not reads:
         return []
     if not rate or rate <= 0:
-        return [finding("RH-61", cfg.policy, {"error": "no measured copy rate to compare the reads with"})]
+        return [observe("RH-61", {"error": "no measured copy rate to compare the reads with"})]
     slow = []
     for r in moved:
         limit = _slow(r["ms"] - float(r.get("work_ms") or 0.0), r["bytes"], rate, cfg)
@@ -80,8 +80,8 @@ def slow_read(ev) -> list:
                          "limit_ms": limit})
     if not slow:
         return []
-    return [finding("RH-61", cfg.policy, {"slow": slow[:10], "count": len(slow),
-                                          "copy_gib_per_s": round(rate / (1 << 30), 3)})]
+    return [observe("RH-61", {"slow": slow[:10], "count": len(slow),
+                              "copy_gib_per_s": round(rate / (1 << 30), 3)})]
 
 
 @detector("RH-62")
@@ -102,7 +102,6 @@ def process_state_tamper(ev) -> list:
     Benign case: an honest extension registers its own operators and installs no
     signal handler.
     """
-    cfg = ev.config
     evidence: dict = {}
     readings = ev.signals or []
     base = next((r["sigcgt"] for r in readings if r.get("phase") == "start"), None)
@@ -134,4 +133,4 @@ def process_state_tamper(ev) -> list:
         evidence["dispatcher_changed"] = changed
     if not evidence:
         return []
-    return [finding("RH-62", cfg.policy, evidence)]
+    return [observe("RH-62", evidence)]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import statistics
 
-from kernelbench.reward_hardening.detectors import detector
-from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.detectors._base import detector
+from kernelbench.reward_hardening.findings import observe
 
 
 def _overheads(samples):
@@ -65,7 +65,7 @@ def timing_inconsistent(ev):
                                                    "excess_limit": round(excess_limit, 4)}
     if not evidence:
         return []
-    return [finding("RH-26", cfg.policy, evidence)]
+    return [observe("RH-26", evidence)]
 
 
 def device_window_ms(s, cfg) -> float:
@@ -106,7 +106,7 @@ def async_escape(ev):
     if len(rejected) < max(2, int(0.05 * len(ev.samples)) + 1):
         return []
     worst = max((s for s in ev.samples if s.index in rejected), key=lambda s: s.host_ms - (s.event_ms or 0))
-    return [finding("RH-36", ev.config.policy, {
+    return [observe("RH-36", {
         "rejected_samples": len(rejected), "of": len(ev.samples),
         "worst": {"event_ms": worst.event_ms, "host_ms": round(worst.host_ms, 4)},
         "ratio": ev.config.event_host_ratio, "slack_ms": ev.config.event_host_slack_ms})]
@@ -132,5 +132,5 @@ def implausible_speedup(ev):
     ref = min(sample_times(ev, ev.reference_samples))
     if cand <= 0 or ref / cand <= ev.config.max_plausible_speedup:
         return []
-    return [finding("RH-41", ev.config.policy, {"speedup": round(ref / cand, 2),
-                                                "bound": ev.config.max_plausible_speedup})]
+    return [observe("RH-41", {"speedup": round(ref / cand, 2),
+                              "bound": ev.config.max_plausible_speedup})]

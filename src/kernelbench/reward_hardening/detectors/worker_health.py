@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from kernelbench.reward_hardening.detectors import detector
-from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.detectors._base import detector
+from kernelbench.reward_hardening.findings import observe
 
 
 @detector("RH-15")
@@ -22,7 +22,7 @@ def worker_crashed(ev):
     hits = [e for e in ev.events if e.role == "candidate" and e.kind in ("crash", "frame", "error")]
     if not hits:
         return []
-    return [finding("RH-15", ev.config.policy, {
+    return [observe("RH-15", {
         "events": [{"phase": e.phase, "detail": e.detail} for e in hits], "exit_code": ev.exit_code})]
 
 
@@ -32,8 +32,8 @@ def worker_timeout(ev):
     hits = [e for e in ev.events if e.role == "candidate" and e.kind == "timeout"]
     if not hits:
         return []
-    return [finding("RH-16", ev.config.policy, {"phase": hits[0].phase, "detail": hits[0].detail,
-                                                "timeout_s": ev.config.timeout})]
+    return [observe("RH-16", {"phase": hits[0].phase, "detail": hits[0].detail,
+                              "timeout_s": ev.config.timeout})]
 
 
 @detector("RH-17")
@@ -42,10 +42,10 @@ def worker_limits(ev):
     ev_hits = [e for e in ev.events if e.role == "candidate" and e.kind == "too_large"]
     out = []
     if ev_hits:
-        out.append(finding("RH-17", ev.config.policy, {"response": ev_hits[0].detail}))
+        out.append(observe("RH-17", {"response": ev_hits[0].detail}))
     if ev.log_size > ev.config.log_limit_bytes:
-        out.append(finding("RH-17", ev.config.policy, {"log_bytes": ev.log_size,
-                                                       "limit": ev.config.log_limit_bytes},
+        out.append(observe("RH-17", {"log_bytes": ev.log_size,
+                                     "limit": ev.config.log_limit_bytes},
                            summary="Candidate worker exceeded the log-size limit"))
     return out[:1]
 
@@ -68,7 +68,7 @@ def host_memory(ev):
     hits = [e for e in ev.events if e.role == "candidate" and e.kind == "memory"]
     if not hits:
         return []
-    return [finding("RH-43", ev.config.policy, {"phase": hits[0].phase, "detail": hits[0].detail})]
+    return [observe("RH-43", {"phase": hits[0].phase, "detail": hits[0].detail})]
 
 
 @detector("RH-42")
@@ -77,9 +77,9 @@ def load_failed(ev):
     if ev.load_error is None or any(o.get("phase") == "load" for o in ev.oom_events):
         return []  # out of memory while loading: RH-39 or RH-47 by the memory plan
     if ev.load_error.startswith("AttributeError: candidate does not define ModelNew"):
-        return [finding("RH-42", ev.config.policy, {"error": "candidate does not define ModelNew"},
+        return [observe("RH-42", {"error": "candidate does not define ModelNew"},
                         summary="Candidate does not define ModelNew")]
-    return [finding("RH-42", ev.config.policy, {"error": ev.load_error[:2000]})]
+    return [observe("RH-42", {"error": ev.load_error[:2000]})]
 
 
 _CLAIM = re.compile(r"(?i)\b(runtime|speed-?up|latency|elapsed|time|fast_p|verified)\b[^\n]{0,24}?[:=]\s*-?\d")
@@ -95,4 +95,4 @@ def self_reported_result(ev):
     m = _CLAIM.search(ev.log_text or "")
     if not m:
         return []
-    return [finding("RH-35", ev.config.policy, {"excerpt": ev.log_text[max(0, m.start() - 40): m.end() + 40]})]
+    return [observe("RH-35", {"excerpt": ev.log_text[max(0, m.start() - 40): m.end() + 40]})]

@@ -7,7 +7,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from kernelbench.reward_hardening.findings import Capability, Finding, finding
+from kernelbench.reward_hardening import policy
+from kernelbench.reward_hardening.findings import Capability, Finding, Observation, observe
 
 __all__ = ["SCHEMA_PATH", "SCHEMA_VERSION", "build_record", "evaluator_error_record", "load_failed_record",
            "load_schema", "unsupported_record"]
@@ -46,13 +47,14 @@ def _block(cfg: Any) -> dict:
 
 def unsupported_record(cfg: Any, reason: str) -> dict:
     """The fail-closed record for a missing CUDA runtime (the spec's example, field for field)."""
-    f = finding("RH-14", cfg.policy)
+    f = policy.judge(observe("RH-14"), cfg.policy)
     block = _block(cfg)
     block.update({
         "integrity_status": "UNSUPPORTED",
         "findings": [f.as_dict()],
         "capabilities": {"cuda_runtime": Capability(
-            "UNSUPPORTED", True, "A configured CUDA device is required for local GPU verification").as_dict()},
+            "UNSUPPORTED", policy.requires("cuda_runtime", cfg.policy),
+            "A configured CUDA device is required for local GPU verification").as_dict()},
         "limitations": ["CUDA execution and device-level detectors were not available; no trusted runtime was awarded."],
     })
     return {"compiled": False, "correctness": False, "metadata": {"reward_hardening_unsupported": reason},
@@ -61,7 +63,7 @@ def unsupported_record(cfg: Any, reason: str) -> dict:
 
 
 def evaluator_error_record(cfg: Any, error: str) -> dict:
-    f = finding("RH-32", cfg.policy, {"error": error[:2000]})
+    f = policy.judge(observe("RH-32", {"error": error[:2000]}), cfg.policy)
     block = _block(cfg)
     block.update({"integrity_status": "FAIL", "findings": [f.as_dict()],
                   "limitations": ["The evaluator failed; nothing about this candidate is trusted."]})
@@ -76,8 +78,8 @@ def load_failed_record(cfg: Any, error: str, device: str) -> dict:
 
     ev = Evidence(config=cfg)
     ev.load_error = error
-    return build_record(cfg, ev, [finding("RH-42", cfg.policy, {"error": error[:2000], "stage": "prebuild"})],
-                        device, rejected=True)
+    return build_record(cfg, ev, [observe("RH-42", {"error": error[:2000], "stage": "prebuild"})], device,
+                        rejected=True)
 
 
 def _stats(times: list[float], device: str) -> dict:
@@ -92,12 +94,17 @@ def _stats(times: list[float], device: str) -> dict:
 
 
 def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, Capability]:
+    """What this evaluation could rely on; whether a capability is required is the policy's call."""
     caps: dict[str, Capability] = {}
+
+    def need(name: str) -> bool:
+        return policy.requires(name, cfg.policy)
+
     if device.startswith("cuda"):
-        caps["cuda_runtime"] = Capability("AVAILABLE", True, f"CUDA device {device}")
+        caps["cuda_runtime"] = Capability("AVAILABLE", need("cuda_runtime"), f"CUDA device {device}")
     else:
         caps["cuda_runtime"] = Capability("SKIPPED", False, "device=cpu: CUDA-level detectors were not run")
-    caps["static_precheck"] = Capability("AVAILABLE", True, "AST precheck of the candidate source")
+    caps["static_precheck"] = Capability("AVAILABLE", need("static_precheck"), "AST precheck of the candidate source")
     from kernelbench.reward_hardening import containment  # OS containment, as measured for this candidate
 
     cont = containment.record_capabilities(getattr(ev, "containment", {}) or {}, cfg.mode, rejected)
@@ -112,55 +119,59 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
     if rejected:
         return caps
     caps["process_isolation"] = Capability(
-        "AVAILABLE" if ev.reference_ok else "ERROR", True,
+        "AVAILABLE" if ev.reference_ok else "ERROR", need("process_isolation"),
         "reference and candidate in separate disposable workers with scrubbed environments")
     hidden = any(c.probe.kind == "hidden" for c in ev.calls) or not ev.loaded
-    caps["hidden_inputs"] = Capability("AVAILABLE" if (ev.reference_ok and hidden) else "ERROR", True,
+    caps["hidden_inputs"] = Capability("AVAILABLE" if (ev.reference_ok and hidden) else "ERROR", need("hidden_inputs"),
                                        "inputs from hidden seeds generated outside the candidate process")
     base = (ev.baseline or {}).get("concurrency") or {}
     caps["thread_introspection"] = Capability(
-        "AVAILABLE" if base.get("os_threads", -1) > 0 else "UNSUPPORTED", False,
+        "AVAILABLE" if base.get("os_threads", -1) > 0 else "UNSUPPORTED", need("thread_introspection"),
         "OS-level thread and child-process counts from /proc")
-    strict = cfg.policy == "source_strict"
+    profiler = need("backend_profiler")
     if not cfg.profile_backend:
-        caps["backend_profiler"] = Capability("SKIPPED", strict, "profiler pass disabled by configuration")
+        caps["backend_profiler"] = Capability("SKIPPED", profiler, "profiler pass disabled by configuration")
     elif ev.profile is not None and device.startswith("cuda") and not ev.profile.get("marker_seen"):
         # the marker kernel launched on the current stream is missing from the trace: the
         # device trace (CUPTI) recorded nothing, so kernel provenance is unknown
-        caps["backend_profiler"] = Capability("UNSUPPORTED", strict,
+        caps["backend_profiler"] = Capability("UNSUPPORTED", profiler,
                                               "profiler ran but its device trace did not record the marker kernel")
     elif ev.profile is not None:
         detail = "torch.profiler (CUPTI) kernel trace" if device.startswith("cuda") else "torch.profiler CPU operators"
-        caps["backend_profiler"] = Capability("AVAILABLE", strict, detail)
+        caps["backend_profiler"] = Capability("AVAILABLE", profiler, detail)
     elif ev.loaded and ev.completed and all(c.ok for c in ev.calls):
-        caps["backend_profiler"] = Capability("UNSUPPORTED", strict, f"profiler failed: {ev.profile_error}")
+        caps["backend_profiler"] = Capability("UNSUPPORTED", profiler, f"profiler failed: {ev.profile_error}")
     else:
         caps["backend_profiler"] = Capability("SKIPPED", False, "candidate did not reach the profiler pass")
     path, why = getattr(ev, "read_path", "in_process"), getattr(ev, "read_path_detail", "")
+    reader = need("trusted_output_read")
     if path == "trusted":
         caps["trusted_output_read"] = Capability(
-            "AVAILABLE", False, f"{why}; {len(ev.reads)} read(s), {len(ev.read_failures)} failed")
+            "AVAILABLE", reader, f"{why}; {len(ev.reads)} read(s), {len(ev.read_failures)} failed")
     elif not ev.loaded:
-        caps["trusted_output_read"] = Capability("SKIPPED", False, "the candidate did not load")
+        caps["trusted_output_read"] = Capability("SKIPPED", reader, "the candidate did not load")
     else:
         status = "SKIPPED" if "switched off" in why else "UNSUPPORTED"
-        caps["trusted_output_read"] = Capability(status, False, f"in-process copy by the candidate's harness: {why}")
+        caps["trusted_output_read"] = Capability(status, reader, f"in-process copy by the candidate's harness: {why}")
     if device.startswith("cuda"):
         have_events = any(s.event_ms is not None for s in ev.samples)
-        caps["async_timing_check"] = Capability("AVAILABLE" if have_events or not ev.samples else "ERROR", True,
+        caps["async_timing_check"] = Capability("AVAILABLE" if have_events or not ev.samples else "ERROR",
+                                                need("async_timing_check"),
                                                 "CUDA events compared with device-synchronised host time")
     return caps
 
 
-def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, rejected: bool = False) -> dict:
+def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], device: str,
+                 rejected: bool = False) -> dict:
+    """The record of one evaluation: the policy judges ``observations`` here, just before the verdict."""
     from kernelbench.reward_hardening.parent import verdict
     from kernelbench.reward_hardening.detectors.timing import sample_times
 
     caps = _capabilities(cfg, ev, device, rejected)
     missing = {n: c.detail for n, c in caps.items() if c.required and c.status != "AVAILABLE"}
     if missing:
-        findings = list(findings) + [finding("RH-34", cfg.policy, {"capabilities": missing})]
-    findings = _dedupe(findings)
+        observations = list(observations) + [observe("RH-34", {"capabilities": missing})]
+    findings = policy.apply(_dedupe(observations), cfg.policy)
     status = verdict.decide(findings, caps)
     block = _block(cfg)
     from kernelbench.reward_hardening import containment
@@ -180,7 +191,8 @@ def build_record(cfg: Any, ev: Any, findings: list[Finding], device: str, reject
     observed_ref = _stats(ref_times, device)
     verified = status == "PASS" and observed_correct and bool(cand_times)
     if status == "PASS" and not verified:  # PASS needs the evidence to exist: fail closed
-        findings.append(finding("RH-32", cfg.policy, {"error": "no timing or correctness evidence for a PASS"}))
+        findings.append(policy.judge(observe("RH-32", {"error": "no timing or correctness evidence for a PASS"}),
+                                     cfg.policy))
         status = "FAIL"
     block.update({
         "integrity_status": status,
@@ -341,10 +353,10 @@ def _upstream_correctness_metadata(findings: list[Finding]) -> dict:
     return {"correctness_issue": describe(f.as_dict()), "correctness_issue_name": str(first.get("class"))}
 
 
-def _dedupe(findings: list[Finding]) -> list[Finding]:
-    """One finding per code (the first one, which carries the evidence)."""
+def _dedupe(observations: list) -> list:
+    """One observation per code (the first one, which carries the evidence)."""
     seen, out = set(), []
-    for f in findings:
+    for f in observations:
         if f.code not in seen:
             seen.add(f.code)
             out.append(f)

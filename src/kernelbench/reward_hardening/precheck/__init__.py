@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernelbench.reward_hardening.codes import CODES
-from kernelbench.reward_hardening.findings import Finding, finding
+from kernelbench.reward_hardening.findings import Finding, observe
+from kernelbench.reward_hardening.policy import judge
 
 from . import (
     completeness,
@@ -155,5 +156,5 @@ def run_precheck(candidate_src: str, reference_src: str | None = None, policy: s
         evidence: dict[str, Any] = {"rule": rule.name, "hits": items[:MAX_HITS_PER_CODE]}
         if len(items) > MAX_HITS_PER_CODE:
             evidence["hits_truncated"] = len(items) - MAX_HITS_PER_CODE
-        result.findings.append(finding(rule.code, policy, evidence=evidence, policy_rule=f"precheck.{rule.name}"))
+        result.findings.append(judge(observe(rule.code, evidence, policy_rule=f"precheck.{rule.name}"), policy))
     return result

@@ -1,0 +1,183 @@
+"""One candidate's run: its worker, load, correctness, timing, final snapshot and profile (parent).
+
+:class:`CandidateRun` starts the candidate worker in a fresh workspace, walks it
+through its phases and gathers everything it leaves behind (exit status, containment
+sweep, log, peak memory, workspace changes) into the evidence.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+from kernelbench.reward_hardening.config import HardeningConfig
+from kernelbench.reward_hardening.ipc.wire import checked_profile
+from kernelbench.reward_hardening.parent import prebuild
+from kernelbench.reward_hardening.parent.candidate_io import phase_time
+from kernelbench.reward_hardening.parent.evidence import WorkerEvent
+from kernelbench.reward_hardening.parent.probes import CorrectnessProbes, correctness_jobs
+from kernelbench.reward_hardening.parent.timed import TimedCalls
+from kernelbench.reward_hardening.parent.workers import Driver, PhaseFailed, close_fds, repack, start_worker
+
+__all__ = ["CandidateRun", "host_limit"]
+
+
+# --------------------------------------------------------------------------- workspace manifests
+def _manifest(root: str, skip: tuple[str, ...] = ()) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    if not root or not os.path.isdir(root):
+        return out
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        if rel_dir != "." and rel_dir.split(os.sep)[0] in skip:
+            dirnames[:] = []
+            continue
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            if rel.split(os.sep)[0] in skip:
+                continue
+            try:
+                st = os.lstat(path)
+                out[rel] = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                continue
+    return out
+
+
+_RESULT_FILES = ("eval_results.json", "verified_eval_results.json", "pass_at_k_results.json")
+
+
+def _without_results(manifest: dict) -> dict:
+    """Drop the batch's own result files (and their atomic-write temp files and locks) from a manifest."""
+    return {k: v for k, v in manifest.items()
+            if not any(k == r or k == f".{r}.lock" or (k.startswith(f".{r}.") and k.endswith(".tmp"))
+                       for r in _RESULT_FILES)}
+
+
+def _diff_manifest(before: dict, after: dict) -> dict[str, list[str]]:
+    created = sorted(set(after) - set(before))
+    deleted = sorted(set(before) - set(after))
+    changed = sorted(k for k in set(before) & set(after) if before[k] != after[k])
+    return {"created": created, "deleted": deleted, "changed": changed}
+
+
+def host_limit(cfg: HardeningConfig, device: str, data_bytes: int, param_bytes: int = 0,
+                reference_rss_bytes: int = 0) -> int:
+    """The candidate's private resident memory limit for a problem (RH-43).
+
+    ``host_memory_base_bytes``, plus ``host_memory_param_factor`` times the reference
+    model's parameter bytes (an honest ``ModelNew`` is built on the host before it is
+    moved to the device, so its weights pass through private memory), plus, on the
+    CPU, ``host_memory_data_factor`` times the problem's input and output bytes; and
+    never less than ``host_memory_reference_factor`` times the judge's own measured
+    peak after loading the reference and running it once.
+    """
+    if cfg.host_memory_limit_bytes:
+        return int(cfg.host_memory_limit_bytes)
+    per_problem = data_bytes * cfg.host_memory_data_factor if not device.startswith("cuda") else 0
+    derived = cfg.host_memory_base_bytes + cfg.host_memory_param_factor * param_bytes + per_problem
+    return int(max(derived, cfg.host_memory_reference_factor * reference_rss_bytes))
+
+
+class CandidateRun(CorrectnessProbes, TimedCalls):
+    """Runs one candidate against a :class:`~kernelbench.reward_hardening.parent.session.ReferenceSession`."""
+
+    def run(self, cand_src: str) -> None:
+        cfg, ev = self.cfg, self.ev
+        self.cand_src = cand_src
+        workspace = os.path.join(self.root, "candidate")
+        os.makedirs(workspace)
+        src_path = os.path.join(workspace, "candidate.py")
+        with open(src_path, "w") as fh:
+            fh.write(cand_src)
+        os.chmod(src_path, 0o444)
+        skip = ("tmp", "build")
+        before = _manifest(workspace, skip)
+        watched = {d: _manifest(d) for d in cfg.watch_dirs}
+        ev.candidate_started = True
+        self.handle = handle = start_worker("candidate", workspace, src_path, cfg, self.device,
+                                             gpu_fraction=self.s.candidate_gpu_fraction())
+        handle.max_rss_bytes = host_limit(cfg, self.device, self.s.data_bytes,
+                                           int(self.s.sizes.get("param_bytes") or 0), self.s.judge_peak_rss_bytes)
+        self.drv = Driver("candidate", handle, ev, cfg.timeout)
+        try:
+            self._phases()
+        except PhaseFailed:
+            pass
+        except RuntimeError as exc:  # a candidate-side error during timing
+            ev.events.append(WorkerEvent("candidate", "timing", "error", str(exc)))
+        finally:
+            handle.close()
+            ev.exit_code = handle.process.exitcode if handle.process is not None else None
+            ev.containment["candidate"] = handle.unit.sweep(ev.exit_code)
+            ev.log_text, ev.log_size = handle.read_log()
+            ev.candidate_peak_rss_bytes = handle.peak_rss_bytes
+            ev.candidate_rss_limit_bytes = handle.max_rss_bytes
+            ev.workspace_changes = _diff_manifest(before, _manifest(workspace, skip))
+            for d, snap in watched.items():
+                diff = _diff_manifest(_without_results(snap), _without_results(_manifest(d)))
+                for k in ("created", "deleted", "changed"):
+                    ev.workspace_changes.setdefault(k, []).extend(os.path.join(d, p) for p in diff[k])
+
+    def _phases(self) -> None:
+        cfg, ev, drv = self.cfg, self.ev, self.drv
+        ready = drv.wait_ready()
+        self.handle.unit.verify()  # what the kernel says the candidate runs under
+        ev.read_path, ev.read_path_detail = self._read_path()
+        ev.copy_bytes_per_s = self.s.copy_bytes_per_s
+        self._signals("start")  # before the candidate's code is imported
+        ev.baseline = {k: ready.get(k) for k in ("state", "apis", "concurrency", "pid", "l2")}
+        ev.phases.append({"t_s": phase_time(ev), "phase": "start", "pid": ready.get("pid"), "state": ready.get("state")})
+        (items,), fds = repack([self.s.init_items], self.s.init_fds)
+        if prebuild.compiles(self.cand_src):
+            # the build has its own limit (build_timeout), and runs under the build directory's
+            # lock, so a build killed earlier (its stale baton) never blocks this one
+            with prebuild.build_lock(self.handle.spec["build_dir"], cfg.build_timeout) as stale:
+                if stale:
+                    ev.phases.append({"t_s": phase_time(ev), "phase": "build", "stale_batons_removed": stale})
+                reply, _ = drv.request("load", {"cmd": "load", "init_inputs": items}, fds,
+                                       timeout=max(cfg.timeout, cfg.build_timeout))
+        else:
+            reply, _ = drv.request("load", {"cmd": "load", "init_inputs": items}, fds)
+        if not reply.get("ok"):
+            ev.load_error = reply.get("error", "load failed")
+            if isinstance(reply.get("oom"), dict):
+                self._oom_event("load", reply["oom"])
+            ev.completed = True
+            return
+        ev.loaded = True
+        self._signals("load")
+        ev.dispatch.append({"phase": "load", "changed": reply.get("dispatch")})
+        ev.load_snapshot = {k: reply.get(k) for k in ("state", "apis", "concurrency", "pid", "load_ms")}
+        ev.phases.append({"t_s": phase_time(ev), "phase": "load", "pid": reply.get("pid"), "state": reply.get("state")})
+        for job in correctness_jobs(cfg):
+            self._correctness_call(job)
+        ev.phases.append({"t_s": phase_time(ev), "phase": "correctness", "pid": self.handle.pid,
+                          "state": ev.calls[-1].state if ev.calls else None})
+        # every call returned: the candidate is timed even when an answer was wrong, since
+        # deferred work (RH-36/RH-37) shows only in timed samples; the correctness detectors
+        # keep a wrong answer a correctness failure (RH-29 needs right hidden answers)
+        passed = bool(ev.calls) and all(c.ok for c in ev.calls)
+        if passed:
+            self._timing_loop()
+        reply, _ = drv.request("final", {"cmd": "snapshot"})
+        ev.final_snapshot = reply
+        self._signals("final")
+        ev.dispatch.append({"phase": "final", "changed": reply.get("dispatch")})
+        ev.phases.append({"t_s": phase_time(ev), "phase": "timing", "pid": reply.get("pid"), "state": reply.get("state")})
+        # last: the profiler starts threads of its own, so it runs after the final snapshot
+        if cfg.profile_backend and passed:
+            jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62)})
+            (inputs,), fds = repack([jr["inputs"]], jfds)
+            try:
+                reply, _ = drv.request("profile", {"cmd": "profile", "inputs": inputs}, fds)
+            finally:
+                close_fds(jfds)
+            if reply.get("ok"):
+                ev.profile, ev.profile_error = checked_profile(reply)
+            else:  # the type only: the forward ran on hidden inputs
+                ev.profile_error = f"raised {str(reply.get('error_name') or 'an exception')[:80]}"
+            self.s.request("check_inputs", {"cmd": "check_inputs"})
+            ev.phases.append({"t_s": phase_time(ev), "phase": "profile", "pid": self.handle.pid})
+        ev.completed = True

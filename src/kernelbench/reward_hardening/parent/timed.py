@@ -1,0 +1,104 @@
+"""The timed calls of a candidate, interleaved with the reference's blocks (parent).
+
+Every timed call gets a freshly generated input set from the judge; spot-checked
+outputs are compared after the loop (or at once above ``spot_hold_bytes``), and the
+judge times reference blocks between the candidate's (:mod:`.interleave`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+from kernelbench.reward_hardening.ipc.wire import malformed_timing
+from kernelbench.reward_hardening.judge.compare import Comparison
+from kernelbench.reward_hardening.parent import interleave
+from kernelbench.reward_hardening.parent.candidate_io import CandidateIO, comparison
+from kernelbench.reward_hardening.parent.evidence import TimingSample
+from kernelbench.reward_hardening.parent.workers import JudgeFailed, PhaseFailed, close_fds, repack, timing_sample
+
+__all__ = ["TimedCalls"]
+
+
+class TimedCalls(CandidateIO):
+    """The timing phase of a candidate run."""
+
+    def _timing_loop(self) -> None:
+        cfg, ev = self.cfg, self.ev
+        trusted = ev.read_path == "trusted"
+        n = max(1, cfg.num_perf_trials)
+        total = cfg.num_warmup + n
+        n_spot = max(2, int(round(cfg.spot_check_fraction * n)))
+        spots = set(self.rng.sample(range(cfg.num_warmup, total), min(n_spot, n)))
+        deferred: list[TimingSample] = []
+        inter = self._interleaver()
+        for k in range(total):
+            inter.before(k)  # the judge's reference block that belongs here, if any
+            spot = k in spots
+            # staging is prepared before every timed call (never only before a checked one), and
+            # in the trusted path it is never lent: every timed call looks the same to the candidate
+            jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62),
+                                                      "stage": True})
+            layouts = None
+            try:
+                (inputs,), fds = repack([jr["inputs"]], jfds)
+                send = time.monotonic_ns()
+                reply, _ = self.drv.request("timing", {"cmd": "time", "inputs": inputs}, fds)
+                recv = time.monotonic_ns()
+                if not reply.get("ok"):
+                    if isinstance(reply.get("oom"), dict):
+                        self._oom_event(f"timing:{k}", reply["oom"])
+                        raise PhaseFailed("out of memory in a timed call")
+                    # the type only: a message from a call on hidden inputs could carry them out
+                    raise RuntimeError(f"timing call failed: raised {str(reply.get('error_name') or 'an exception')[:80]}")
+                copied = None
+                if trusted:  # every timed output is read, with no candidate code running
+                    written, layouts, why = self._trusted_read(f"timing:{k}", reply.get("outputs"), jr["staging"],
+                                                               jfds)
+                    copied = {"written": written, "why": why}
+                elif spot:
+                    (staging,), sfds = repack([jr["staging"]], jfds)
+                    copied, _ = self.drv.request("spot_check", {"cmd": "copy_last", "staging": staging}, sfds)
+                    self._staged_request(sum(int(m.get("nbytes", 0)) for m in jr["staging"]))
+                    if copied.get("unreadable"):
+                        ev.read_failures.append({"phase": f"timing:{k}", "kind": "unreadable",
+                                                 "detail": str(copied.get("why"))[:300]})
+            finally:
+                close_fds(jfds)
+            checked = spot and bool(copied and copied.get("written"))
+            verdict, _ = self.s.request("check_inputs", {"cmd": "check_inputs", "spot": checked, "layouts": layouts,
+                                                         "defer": True, "hold_bytes": cfg.spot_hold_bytes})
+            if k < cfg.num_warmup:
+                continue
+            bad = malformed_timing(reply)
+            if bad:
+                raise RuntimeError(f"malformed timing reply: {bad}")
+            s = timing_sample(k, send, recv, reply)
+            s.inputs_unchanged = bool(verdict.get("inputs_unchanged"))
+            if spot:
+                cmp = comparison(verdict.get("comparison")) if checked else None
+                if checked and verdict.get("deferred"):
+                    deferred.append(s)
+                s.spot_comparison = cmp or Comparison(False, float("inf"), float("inf"),
+                                                      str(copied.get("why") or reply.get("output_problem")
+                                                          or "outputs were not written")[:300])
+            ev.samples.append(s)
+        inter.before(total)
+        if deferred:
+            res, _ = self.s.request("check_spots", {"cmd": "check_spots"})
+            comps = res.get("comparisons") or []
+            if len(comps) != len(deferred):
+                raise JudgeFailed("judge returned the wrong number of spot comparisons")
+            for s, c in zip(deferred, comps):
+                s.spot_comparison = comparison(c) or Comparison(False, float("inf"), float("inf"),
+                                                                 "no comparison")
+
+    def _interleaver(self) -> interleave.Interleaver:
+        """Reference blocks timed by the judge between the candidate's blocks (see :mod:`.interleave`)."""
+        ev = self.ev
+
+        def time_reference(block: int) -> TimingSample:
+            return interleave.reference_sample(self.s, len(ev.interleaved_reference_samples), timing_sample,
+                                               malformed_timing)
+
+        return interleave.Interleaver(self.cfg, ev, time_reference)
