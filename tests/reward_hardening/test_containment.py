@@ -22,6 +22,7 @@ import time
 import pytest
 
 from kernelbench.procs import WorkerHandle, scrubbed_env
+from kernelbench.reward_hardening import policy
 from kernelbench.reward_hardening import containment
 from kernelbench.reward_hardening.containment import Mechanism, Unit
 from kernelbench.reward_hardening.containment.cgroups import _enable_memory_controller
@@ -78,7 +79,7 @@ def test_capabilities_name_every_mechanism_with_a_reason():
                  "memory_accounting"):
         assert isinstance(caps[name], Mechanism) and caps[name].detail, name
     assert caps["process_containment"].active == (caps["cgroup_kill"].active or caps["subreaper"].active)
-    assert set(containment.REQUIRED) <= set(caps)
+    assert {"process_containment", "seccomp"} <= set(caps)
 
 
 def test_filter_program_is_well_formed():
@@ -475,13 +476,14 @@ def test_object_sweep_capability_fails_closed():
               "verified": {"seccomp_mode": "2", "no_new_privs": "1", "own_ipc_ns": True},
               "checked": {"sysv_ipc": "namespace", "files": {"roots": ["/tmp"], "truncated": False}},
               "objects": [], "memory": {"method": "proc", "peak_bytes": 1 << 30}}
-    caps = containment.record_capabilities({"candidate": report}, "enforce", False)
-    assert caps["object_sweep"][:2] == ("AVAILABLE", True)
-    assert caps["memory_accounting"][0] == "AVAILABLE" and "1.00 GiB" in caps["memory_accounting"][2]
+    caps = containment.record_capabilities({"candidate": report}, False)
+    assert caps["object_sweep"][0] == "AVAILABLE"
+    assert caps["memory_accounting"][0] == "AVAILABLE" and "1.00 GiB" in caps["memory_accounting"][1]
     if containment.capabilities()["ipc_namespace"].active:
         assert caps["ipc_namespace"][0] == "AVAILABLE"
     for checked in ({"files": {"roots": ["/tmp"], "truncated": True}}, {"error": "OSError: setns"}, {}):
-        bad = containment.record_capabilities({"candidate": dict(report, checked=checked)}, "enforce", False)
-        assert bad["object_sweep"][:2] == ("ERROR", True), checked
-    audit = containment.record_capabilities({"candidate": dict(report, checked={})}, "audit", False)
-    assert audit["object_sweep"][:2] == ("ERROR", False)
+        bad = containment.record_capabilities({"candidate": dict(report, checked=checked)}, False)
+        assert bad["object_sweep"][0] == "ERROR", checked
+    # the policy requires a complete sweep under enforce only
+    assert policy.requires("containment_object_sweep", "practical", "enforce")
+    assert not policy.requires("containment_object_sweep", "practical", "audit")

@@ -29,13 +29,19 @@ def test_apply_keeps_order_and_count():
     assert [(f.code, f.severity) for f in found] == [("RH-18", "error"), ("RH-13", "info"), ("RH-18", "error")]
 
 
-def test_required_capabilities_per_policy():
-    for name in ("cuda_runtime", "static_precheck", "process_isolation", "hidden_inputs", "async_timing_check"):
-        assert all(policy.requires(name, p) for p in POLICIES), name
-    for name in ("thread_introspection", "trusted_output_read"):
-        assert not any(policy.requires(name, p) for p in POLICIES), name
-    assert policy.requires("backend_profiler", "source_strict")
-    assert not policy.requires("backend_profiler", "practical")
+def test_required_capabilities_per_policy_and_mode():
+    for m in MODES:
+        for name in ("cuda_runtime", "static_precheck", "process_isolation", "hidden_inputs", "async_timing_check"):
+            assert all(policy.requires(name, p, m) for p in POLICIES), name
+        for name in ("thread_introspection", "trusted_output_read", "containment_landlock",
+                     "containment_capability_drop", "containment_ipc_namespace", "containment_memory_accounting"):
+            assert not any(policy.requires(name, p, m) for p in POLICIES), name
+        assert policy.requires("backend_profiler", "source_strict", m)
+        assert not policy.requires("backend_profiler", "practical", m)
+    # the containment that makes a run trustworthy is required under enforce only, by every policy
+    for name in ("containment_process", "containment_seccomp", "containment_object_sweep"):
+        assert all(policy.requires(name, p, "enforce") for p in POLICIES), name
+        assert not any(policy.requires(name, p, "audit") for p in POLICIES), name
 
 
 @pytest.mark.parametrize("mode", MODES)

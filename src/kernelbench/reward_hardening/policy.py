@@ -17,11 +17,18 @@ from kernelbench.reward_hardening.codes import code_info
 from kernelbench.reward_hardening.config import ENFORCE, SOURCE_STRICT
 from kernelbench.reward_hardening.findings import Finding, Observation
 
-__all__ = ["apply", "judge", "rejects_before_run", "requires", "severity"]
+__all__ = ["CONTAINMENT_REQUIRED", "apply", "judge", "rejects_before_run", "requires", "severity"]
 
 # capabilities a record requires under every policy, wherever they apply to the evaluation
 _REQUIRED = frozenset({"cuda_runtime", "static_precheck", "process_isolation", "hidden_inputs",
                        "async_timing_check"})
+# containment a record requires under ``enforce``: without a process sweep and seccomp a
+# candidate can outlive its evaluation or read the evaluator's memory, and without a
+# complete object sweep it can leave state for the next one, so nothing it did can be
+# trusted.  Landlock, the capability drop, the IPC namespace and memory accounting are
+# recorded but not required (kernels before 5.13 lack Landlock; docs/security-audit.md
+# says what each one stops).
+CONTAINMENT_REQUIRED = frozenset({"containment_process", "containment_seccomp", "containment_object_sweep"})
 # required only under source_strict: there the work must be shown to run in custom kernels,
 # which only the profiler's trace can show
 _REQUIRED_SOURCE_STRICT = frozenset({"backend_profiler"})
@@ -58,13 +65,10 @@ def apply(observations: Iterable[Observation | Finding], policy: str) -> list[Fi
     return [judge(o, policy) for o in observations]
 
 
-def requires(capability: str, policy: str) -> bool:
-    """Whether a record under ``policy`` requires ``capability`` (where it applies at all).
-
-    The containment capabilities are not decided here: the containment module records
-    what protected the candidate and requires its mechanisms under ``enforce``.
-    """
-    return capability in _REQUIRED or (capability in _REQUIRED_SOURCE_STRICT and policy == SOURCE_STRICT)
+def requires(capability: str, policy: str, mode: str) -> bool:
+    """Whether a record under ``policy`` and ``mode`` requires ``capability`` (where it applies at all)."""
+    return (capability in _REQUIRED or (capability in _REQUIRED_SOURCE_STRICT and policy == SOURCE_STRICT)
+            or (capability in CONTAINMENT_REQUIRED and mode == ENFORCE))
 
 
 def rejects_before_run(static_findings: Iterable[Finding], mode: str) -> bool:

@@ -74,9 +74,9 @@ Modules (the parent runs all but ``child``; the worker runs ``child`` and what i
 from kernelbench.reward_hardening.containment.child import enter
 from kernelbench.reward_hardening.containment.privileges import protect_trusted_process
 from kernelbench.reward_hardening.containment.probe import Mechanism, begin_evaluation, capabilities
-from kernelbench.reward_hardening.containment.report import REQUIRED, limitation, record_capabilities, record_detail
+from kernelbench.reward_hardening.containment.report import limitation, record_capabilities, record_detail
 from kernelbench.reward_hardening.containment.syscalls import ContainmentError
 from kernelbench.reward_hardening.containment.unit import Unit, new_unit
 
 __all__ = ["ContainmentError", "Mechanism", "Unit", "begin_evaluation", "capabilities", "enter", "new_unit",
-           "protect_trusted_process", "REQUIRED", "limitation", "record_capabilities", "record_detail"]
+           "protect_trusted_process", "limitation", "record_capabilities", "record_detail"]

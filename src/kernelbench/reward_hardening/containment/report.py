@@ -9,24 +9,17 @@ from typing import Any
 
 from kernelbench.reward_hardening.containment.probe import capabilities
 
-# Which mechanisms must be active for ``enforce`` to award anything (docs/security-audit.md says why).
-REQUIRED = ("process_containment", "seccomp")
 _ZERO_CAPS = "0" * 16
 
 
-def record_capabilities(reports: dict, mode: str, rejected: bool) -> dict[str, Any]:
+def record_capabilities(reports: dict, rejected: bool) -> dict[str, Any]:
     """Capability entries for the record: what protected *this* candidate, as measured.
 
-    Returns ``{name: (status, required, detail)}``; ``records._capabilities`` wraps them in
-    :class:`~kernelbench.reward_hardening.findings.Capability`.  ``process_containment``
-    and ``seccomp`` (:data:`REQUIRED`) are required under ``enforce``: without them a
-    candidate can outlive its evaluation or read the evaluator's memory, so nothing it
-    did can be trusted.  Landlock and the capability drop are recorded but not required
-    (kernels before 5.13 lack Landlock; without it the candidate can still read files its
-    uid can read and write its uid's files — see docs/security-audit.md).
+    Returns ``{name: (status, detail)}``; ``records._capabilities`` asks the policy
+    (:func:`kernelbench.reward_hardening.policy.requires`) which of them are required and
+    wraps them in :class:`~kernelbench.reward_hardening.findings.Capability`.
     """
     machine = capabilities()
-    enforce = mode == "enforce"
     out: dict[str, Any] = {}
     rep = reports.get("candidate") or {}
     ver = rep.get("verified") or {}
@@ -36,18 +29,17 @@ def record_capabilities(reports: dict, mode: str, rejected: bool) -> dict[str, A
     if rejected or not rep:
         for name in names:
             m = machine[name]
-            out[name] = ("SKIPPED", False, f"no candidate worker ran; on this machine: "
+            out[name] = ("SKIPPED", f"no candidate worker ran; on this machine: "
                                            f"{'active' if m.active else 'unavailable'} ({m.detail})")
-        out["object_sweep"] = ("SKIPPED", False, "no candidate worker ran")
+        out["object_sweep"] = ("SKIPPED", "no candidate worker ran")
         return out
 
     def entry(name: str, ok: bool, expected: bool, detail: str) -> tuple:
-        required = enforce and name in REQUIRED
         if not machine[name].active:
-            return ("UNSUPPORTED", required, machine[name].detail)
+            return ("UNSUPPORTED", machine[name].detail)
         if not expected:
-            return ("ERROR", required, f"{name} active on this machine but not applied to the candidate")
-        return ("AVAILABLE" if ok else "ERROR", required, detail if ok else f"{name} not verified: {ver or rep}")
+            return ("ERROR", f"{name} active on this machine but not applied to the candidate")
+        return ("AVAILABLE" if ok else "ERROR", detail if ok else f"{name} not verified: {ver or rep}")
 
     left = rep.get("left_running") or []
     out["process_containment"] = entry(
@@ -58,7 +50,7 @@ def record_capabilities(reports: dict, mode: str, rejected: bool) -> dict[str, A
                            bool(applied.get("seccomp")), "seccomp-BPF filter verified in /proc/<pid>/status")
     ll = int(applied.get("landlock") or 0)
     if applied.get("landlock_off_reason"):
-        out["landlock"] = ("UNSUPPORTED", enforce and "landlock" in REQUIRED, applied["landlock_off_reason"])
+        out["landlock"] = ("UNSUPPORTED", applied["landlock_off_reason"])
     else:
         out["landlock"] = entry("landlock", ll > 0 and bool(ver), ll > 0,
                                 f"Landlock ABI {ll}: reads outside temp/evaluation roots, writes only in the "
@@ -72,15 +64,15 @@ def record_capabilities(reports: dict, mode: str, rejected: bool) -> dict[str, A
         out["ipc_namespace"] = entry("ipc_namespace", ver.get("own_ipc_ns") is True, True,
                                      "candidate in an IPC namespace of its own (verified from /proc/<pid>/ns/ipc)")
     elif applied.get("refuse_ipc") and applied.get("seccomp"):
-        out["ipc_namespace"] = ("AVAILABLE", False, "no IPC namespace on this machine: System V IPC and POSIX "
+        out["ipc_namespace"] = ("AVAILABLE", "no IPC namespace on this machine: System V IPC and POSIX "
                                                     "message queues refused by the candidate's seccomp filter")
     else:
         m = machine["ipc_namespace"]
-        out["ipc_namespace"] = ("UNSUPPORTED" if not m.active else "ERROR", False,
+        out["ipc_namespace"] = ("UNSUPPORTED" if not m.active else "ERROR",
                                 m.detail if not m.active else "IPC namespace available but not applied to the "
                                 "candidate, and System V IPC not refused")
     mem = rep.get("memory") or {}
-    out["memory_accounting"] = ("AVAILABLE", False, (
+    out["memory_accounting"] = ("AVAILABLE", (
         "cgroup memory controller (anon + shmem of the candidate's leaf)" if mem.get("method") == "cgroup" else
         "RssAnon + RssShmem of every process in the candidate's unit, detached System V segments and /dev/shm "
         "files of its group") + f"; peak {int(mem.get('peak_bytes') or 0) / 2**30:.2f} GiB")
@@ -88,12 +80,12 @@ def record_capabilities(reports: dict, mode: str, rejected: bool) -> dict[str, A
     objs = rep.get("objects") or []
     files = checked.get("files")
     if not checked or checked.get("error"):
-        out["object_sweep"] = ("ERROR", enforce, f"the object sweep did not complete: {checked.get('error')}")
+        out["object_sweep"] = ("ERROR", f"the object sweep did not complete: {checked.get('error')}")
     elif isinstance(files, dict) and files.get("truncated"):  # fail closed: a leftover file may be unseen
-        out["object_sweep"] = ("ERROR", enforce, "the file search stopped at its entry budget before covering "
+        out["object_sweep"] = ("ERROR", "the file search stopped at its entry budget before covering "
                                                  f"{', '.join(files.get('roots') or [])}")
     else:
-        out["object_sweep"] = ("AVAILABLE", enforce, (
+        out["object_sweep"] = ("AVAILABLE", (
             f"checked {', '.join(sorted(checked))}; "
             + (f"{len(objs)} object(s) left by the candidate, removed (RH-53)" if objs else "nothing left behind")
             + ("" if isinstance(files, dict) else "; files not attributable (no group of its own)")))

@@ -53,7 +53,7 @@ def unsupported_record(cfg: Any, reason: str) -> dict:
         "integrity_status": "UNSUPPORTED",
         "findings": [f.as_dict()],
         "capabilities": {"cuda_runtime": Capability(
-            "UNSUPPORTED", policy.requires("cuda_runtime", cfg.policy),
+            "UNSUPPORTED", policy.requires("cuda_runtime", cfg.policy, cfg.mode),
             "A configured CUDA device is required for local GPU verification").as_dict()},
         "limitations": ["CUDA execution and device-level detectors were not available; no trusted runtime was awarded."],
     })
@@ -98,7 +98,7 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
     caps: dict[str, Capability] = {}
 
     def need(name: str) -> bool:
-        return policy.requires(name, cfg.policy)
+        return policy.requires(name, cfg.policy, cfg.mode)
 
     if device.startswith("cuda"):
         caps["cuda_runtime"] = Capability("AVAILABLE", need("cuda_runtime"), f"CUDA device {device}")
@@ -107,15 +107,20 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
     caps["static_precheck"] = Capability("AVAILABLE", need("static_precheck"), "AST precheck of the candidate source")
     from kernelbench.reward_hardening import containment  # OS containment, as measured for this candidate
 
-    cont = containment.record_capabilities(getattr(ev, "containment", {}) or {}, cfg.mode, rejected)
-    caps["containment_process"] = Capability(*cont["process_containment"])
-    caps["containment_seccomp"] = Capability(*cont["seccomp"])
-    caps["containment_landlock"] = Capability(*cont["landlock"])
-    caps["containment_capability_drop"] = Capability(*cont["capability_drop"])
-    caps["containment_trusted_not_dumpable"] = Capability(*cont["trusted_not_dumpable"])
-    caps["containment_ipc_namespace"] = Capability(*cont["ipc_namespace"])
-    caps["containment_memory_accounting"] = Capability(*cont["memory_accounting"])
-    caps["containment_object_sweep"] = Capability(*cont["object_sweep"])
+    cont = containment.record_capabilities(getattr(ev, "containment", {}) or {}, rejected)
+
+    def contained(name: str, mechanism: str) -> Capability:
+        status, detail = cont[mechanism]
+        return Capability(status, status != "SKIPPED" and policy.requires(name, cfg.policy, cfg.mode), detail)
+
+    caps["containment_process"] = contained("containment_process", "process_containment")
+    caps["containment_seccomp"] = contained("containment_seccomp", "seccomp")
+    caps["containment_landlock"] = contained("containment_landlock", "landlock")
+    caps["containment_capability_drop"] = contained("containment_capability_drop", "capability_drop")
+    caps["containment_trusted_not_dumpable"] = contained("containment_trusted_not_dumpable", "trusted_not_dumpable")
+    caps["containment_ipc_namespace"] = contained("containment_ipc_namespace", "ipc_namespace")
+    caps["containment_memory_accounting"] = contained("containment_memory_accounting", "memory_accounting")
+    caps["containment_object_sweep"] = contained("containment_object_sweep", "object_sweep")
     if rejected:
         return caps
     caps["process_isolation"] = Capability(
