@@ -1,7 +1,8 @@
 """The documentation is checked like code.
 
 * The generated pages (``docs/attack-catalog.md``, ``docs/schema-reference.md``) equal a
-  fresh rendering of ``python -m kernelbench.reward_hardening.docgen``.
+  fresh rendering of ``python -m tools.docgen`` (the generator under ``tools/docgen/``, run
+  from the repository root; it is not part of the installed package).
 * Every finding code that appears anywhere in ``src/`` is in the code table and in both
   generated pages.
 * Every command shown in a ```bash block of README.md, README.zh-CN.md and docs/*.md
@@ -36,6 +37,8 @@ DEMO = SRC / "kernelbench" / "demo_tasks"
 DOC_FILES = [REPO / "README.md", REPO / "README.zh-CN.md"] + sorted(DOCS.glob("*.md"))
 GENERATED = [DOCS / "attack-catalog.md", DOCS / "schema-reference.md"]
 CODE_RE = re.compile(r"RH-\d\d")
+if str(REPO) not in sys.path:  # the generator lives in the checkout (tools/docgen), not in the package
+    sys.path.insert(0, str(REPO))
 
 
 def _cuda_available() -> bool:
@@ -52,21 +55,49 @@ HAS_CUDA = _cuda_available()
 
 # --------------------------------------------------------------------------- (a) generated pages
 def test_generated_docs_are_fresh():
-    from kernelbench.reward_hardening import docgen
+    from tools import docgen
 
     problems = docgen.check()
-    assert not problems, "\n".join(problems) + "\nrun: uv run python -m kernelbench.reward_hardening.docgen"
+    assert not problems, "\n".join(problems) + "\nrun: uv run python -m tools.docgen"
 
 
-def test_docgen_refuses_a_schema_field_it_does_not_describe(monkeypatch):
-    from kernelbench.reward_hardening import docgen
-    from kernelbench.reward_hardening.parent import records
+@pytest.mark.parametrize("where", ["properties", "x-extra-properties"])
+def test_docgen_refuses_a_schema_field_without_a_description(monkeypatch, where):
+    from kernelbench.reward_hardening import record_schema
+    from tools import docgen
 
-    schema = records.load_schema()
-    schema["$defs"]["reward_hardening"]["properties"]["new_field"] = {"type": "string"}
-    monkeypatch.setattr(records, "load_schema", lambda: schema)
+    schema = record_schema.load_schema()
+    definition = schema["$defs"]["reward_hardening" if where == "properties" else "stats"]
+    definition[where]["new_field"] = {"type": "string"}
+    monkeypatch.setattr(record_schema, "load_schema", lambda: schema)
     with pytest.raises(docgen.DocError, match="new_field"):
         docgen.render_schema_reference()
+
+
+def test_schema_reference_reads_meaning_and_unit_from_the_schema(monkeypatch):
+    from kernelbench.reward_hardening import record_schema
+    from tools import docgen
+
+    schema = record_schema.load_schema()
+    schema["$defs"]["spread"]["properties"]["n"].update({"description": "Changed meaning.", "x-unit": "widgets"})
+    monkeypatch.setattr(record_schema, "load_schema", lambda: schema)
+    assert "| `n` | integer (>= 0) | yes | widgets | Changed meaning. |" in docgen.render_schema_reference()
+
+
+def test_every_schema_field_has_a_description():
+    from kernelbench.reward_hardening.record_schema import load_schema
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for group in ("properties", "x-extra-properties"):
+                for name, spec in node.get(group, {}).items():
+                    yield f"{path}.{name}", spec
+            for key, value in node.items():
+                yield from walk(value, f"{path}.{key}")
+
+    undescribed = [p for p, spec in walk(load_schema()["$defs"], "$defs")
+                   if ".if." not in p and ".then." not in p and not spec.get("description")]
+    assert not undescribed, undescribed
 
 
 # --------------------------------------------------------------------------- (b) finding codes
@@ -357,7 +388,7 @@ def _make_demo_run(plan: Plan, tmp: Path) -> None:
 
 
 def _docgen(plan: Plan, tmp: Path) -> None:
-    from kernelbench.reward_hardening import docgen
+    from tools import docgen
 
     if "--check" in plan.args:
         assert docgen.main(["--check"]) == 0
@@ -380,7 +411,7 @@ RUNNERS: dict[str, Callable[[Plan, Path], None]] = {
     "scripts/benchmark_eval_analysis.py": _analysis,
     "scripts/generate_baseline_time.py": _baseline,
     "scripts/make_demo_run.py": _make_demo_run,
-    "module:kernelbench.reward_hardening.docgen": _docgen,
+    "module:tools.docgen": _docgen,
     "pytest": _pytest,
 }
 # Allowlisted GPU commands that are still run without CUDA, for their fail-closed output.

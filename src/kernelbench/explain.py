@@ -6,7 +6,7 @@
 
 Nothing here is written twice: the summary, remediation, severities and attacks come
 from the code table (:mod:`kernelbench.reward_hardening.codes`), the attack names from
-the catalogue kept by :mod:`kernelbench.reward_hardening.docgen`, and the long text
+the attack catalogue (:mod:`kernelbench.reward_hardening.catalog`), and the long text
 from the docstring of the static rule (:data:`~kernelbench.reward_hardening.precheck.RULES`)
 or runtime detector (:data:`~kernelbench.reward_hardening.detectors.REGISTRY`) that
 emits the code -- the same sources ``docs/attack-catalog.md`` is generated from.  The
@@ -98,14 +98,14 @@ def _implementations(code: str) -> list[tuple[str, str]]:
 
 def explain_data(code: str) -> dict[str, Any]:
     """Everything ``explain`` prints, as a JSON-able dict."""
-    from kernelbench.reward_hardening import docgen
+    from kernelbench.reward_hardening.catalog import ATTACKS, NON_DETECTOR_ORIGIN
     from kernelbench.reward_hardening.codes import CODES
     from kernelbench.reward_hardening.findings import more_info
 
     info = CODES[resolve_code(code)]
-    attacks = {a.id: a.name for a in docgen.ATTACKS}
+    attacks = {a.id: a.name for a in ATTACKS}
     impl = _implementations(info.code)
-    origin = getattr(docgen, "_NON_DETECTOR_ORIGIN", {}).get(info.code) if not impl else None
+    origin = NON_DETECTOR_ORIGIN.get(info.code) if not impl else None
     return {
         "code": info.code,
         "detector": info.detector,

@@ -10,9 +10,11 @@ The folders draw the trust line (``docs/architecture.md`` walks through them):
 ``containment/``  OS mechanisms around the workers and the trusted read of their memory
 ``detectors/``    evidence -> observations (one small function per code)
 ``codes``, ``findings``, ``config``, ``worker_runtime``: shared by every process
+``catalog``       the attack catalogue and defence families (data, beside the code table)
+``record_schema`` the record's JSON Schema (meaning and unit of every field) and its check
 
 The package's names are imported on first use (PEP 562), so importing a light
-submodule (``codes``, ``findings``, ``docgen``: what ``kernelguard explain`` reads)
+submodule (``codes``, ``findings``, ``catalog``: what ``kernelguard explain`` reads)
 does not import torch through the pipeline.
 """
 

@@ -2,27 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import statistics
-from pathlib import Path
 from typing import Any
 
 from kernelbench.reward_hardening import policy
 from kernelbench.reward_hardening.findings import Capability, Finding, Observation, observe
+from kernelbench.reward_hardening.record_schema import SCHEMA_PATH, load_schema, problems
 
 __all__ = ["SCHEMA_PATH", "SCHEMA_VERSION", "build_record", "evaluator_error_record", "load_failed_record",
            "load_schema", "unsupported_record"]
 
 SCHEMA_VERSION = "1.1"
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "verified_record.schema.json"
 
 NOT_A_SANDBOX = ("Worker isolation is process-level, not an OS sandbox: the candidate runs as the evaluator's "
                  "user and can read files that user can read; hidden data is kept out of its process, "
                  "environment and workspace instead.")
-
-
-def load_schema() -> dict:
-    return json.loads(SCHEMA_PATH.read_text())
 
 
 def _block(cfg: Any) -> dict:
@@ -295,7 +289,7 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
         }
     if ev.calls:
         metadata["correctness_trials"] = f"({sum(1 for c in hidden_calls if right(ev, c))} / {len(hidden_calls)})"
-    return {
+    record = {
         "compiled": bool(ev.loaded) and not rejected,
         "correctness": observed_correct,
         "metadata": metadata,
@@ -305,6 +299,11 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
         "ref_runtime_stats": observed_ref,
         "reward_hardening": block,
     }
+    broken = problems(record)
+    if broken:  # fail closed: a record that breaks its schema is never handed out
+        return evaluator_error_record(cfg, "record does not match verified_record.schema.json: "
+                                      + "; ".join(broken[:5]))
+    return record
 
 
 def speedup_block(ev: Any, verified: bool) -> dict | None:
