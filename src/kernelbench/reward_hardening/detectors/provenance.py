@@ -4,19 +4,7 @@ from __future__ import annotations
 
 from kernelbench.reward_hardening.detectors._base import detector
 from kernelbench.reward_hardening.findings import observe
-
-# aten operators that move or allocate data but compute nothing of the problem.
-NON_COMPUTE_OPS = frozenset("""
-aten::empty aten::empty_like aten::empty_strided aten::zeros aten::zeros_like aten::ones aten::ones_like
-aten::full aten::full_like aten::fill_ aten::zero_ aten::view aten::reshape aten::_reshape_alias
-aten::as_strided aten::contiguous aten::clone aten::copy_ aten::to aten::_to_copy aten::detach aten::detach_
-aten::t aten::transpose aten::permute aten::expand aten::expand_as aten::unsqueeze aten::squeeze aten::flatten
-aten::select aten::slice aten::narrow aten::split aten::chunk aten::unbind aten::alias aten::lift_fresh
-aten::resolve_conj aten::resolve_neg aten::item aten::_local_scalar_dense aten::size aten::stride aten::numel
-aten::is_nonzero aten::set_ aten::resize_ aten::_unsafe_view aten::view_as aten::result_type aten::dim
-aten::is_contiguous aten::record_stream aten::cat aten::stack aten::unfold aten::pad aten::constant_pad_nd
-aten::new_empty aten::new_empty_strided aten::new_zeros aten::empty_permuted
-""".split())
+from kernelbench.reward_hardening.operators import NON_COMPUTE_ATEN as NON_COMPUTE_OPS  # the one role table
 
 
 def _declared(ev):

@@ -100,14 +100,15 @@ class PrecheckResult:
         return {"findings": [f.as_dict() for f in self.findings], "facts": self.facts.as_dict()}
 
 
-def analyse(candidate_src: str, reference_src: str | None = None, policy: str = "source_strict",
-            backend: str = "cuda", precision: str = "fp32", *, raw_cxx: bool = False) -> Context:
+def analyse(candidate_src: str, reference_src: str | None = None, backend: str = "cuda",
+            precision: str = "fp32", *, raw_cxx: bool = False) -> Context:
     """The shared analysis context (for tools such as ``kernel_static_checker``).
 
     ``raw_cxx=True`` analyses the text as one bare C/C++/CUDA source instead of Python.
+    The analysis does not depend on the policy: only the findings' severities do.
     """
     return Context(candidate_src if isinstance(candidate_src, str) else str(candidate_src), reference_src,
-                   policy, backend, precision, raw_cxx=raw_cxx)
+                   backend, precision, raw_cxx=raw_cxx)
 
 
 def _dedupe(hits: Iterable[Hit]) -> list[dict]:
@@ -138,7 +139,7 @@ def run_precheck(candidate_src: str, reference_src: str | None = None, policy: s
     ``facts.rule_errors`` and reported as RH-46 (the analysis is incomplete).
     """
     disabled = frozenset(disabled_codes or ())
-    ctx = context if context is not None else analyse(candidate_src, reference_src, policy, backend, precision)
+    ctx = context if context is not None else analyse(candidate_src, reference_src, backend, precision)
     result = PrecheckResult(facts=ctx.facts)
     if ctx.tree is None:
         return result
