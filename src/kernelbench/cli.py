@@ -30,6 +30,7 @@ DATASET_SOURCES = ("local", "huggingface")
 HARDENING_MODES = ("off", "audit", "enforce")
 HARDENING_POLICIES = ("source_strict", "practical")
 EVAL_MODES = ("local", "modal")
+EXECUTORS = ("local", "ray")  # where a batch's samples run: this machine, or a Ray cluster
 
 
 def project_root() -> Path:
