@@ -2,7 +2,8 @@
 
 Evaluation needs only the base dependencies.  Generation (``litellm``,
 ``python-dotenv``, ``tenacity``) is the ``gen`` extra, the Hugging Face dataset
-source (``datasets``) the ``hf`` extra, plotting (``matplotlib``) the ``plot`` extra.
+source (``datasets``) the ``hf`` extra, plotting (``matplotlib``) the ``plot`` extra,
+the Ray executor (``ray``) the ``ray`` extra.
 :func:`require` imports one of them or raises :class:`MissingExtra`, an
 ``ImportError`` whose message says which extra to install, as lm-evaluation-harness
 does for its optional back ends.
@@ -24,6 +25,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "tenacity": ("gen", "litellm's retries"),
     "datasets": ("hf", "dataset_src=huggingface"),
     "matplotlib": ("plot", "plotting"),
+    "ray": ("ray", "executor=ray and the reward API's Ray pool"),
 }
 
 

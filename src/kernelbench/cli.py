@@ -32,6 +32,7 @@ DATASET_SOURCES = ("local", "huggingface")
 HARDENING_MODES = ("off", *MODES)
 HARDENING_POLICIES = POLICIES
 EVAL_MODES = ("local", "modal")
+EXECUTORS = ("local", "ray")  # where a batch's samples run: this machine, or a Ray cluster
 
 
 def project_root() -> Path:

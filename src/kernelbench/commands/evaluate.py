@@ -10,7 +10,10 @@ records beside the stored ones and never replaces them (``overwrite=true`` re-ev
 records of the same mode/policy/device made with other settings).  Extra keys beyond
 upstream: ``dataset_path`` (``demo`` = bundled demo tasks), ``device`` (``cuda`` or
 ``cpu``), ``problem_ids`` (now honoured), ``reward_hardening_mode``,
-``reward_hardening_policy``, ``keep_build_dirs``, ``allow_tf32``.
+``reward_hardening_policy``, ``keep_build_dirs``, ``allow_tf32``, and the Ray executor's
+``executor`` (``local``, default, or ``ray``: hardened samples on the actors of a Ray
+cluster, see ``docs/ray.md``), ``ray_address`` (None: start a local cluster) and
+``ray_actors`` (None: one actor per GPU of the cluster, or per CPU for ``device=cpu``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from pydra import REQUIRED
 
 from kernelbench.cli import (
     DATASET_SOURCES,
+    EXECUTORS,
+    ConfigError,
     EvalKeysConfig,
     cli_main,
     project_root,
@@ -42,8 +47,9 @@ def default_build_root() -> str:
 class EvalConfig(EvalKeysConfig):
     BOOL_KEYS = EvalKeysConfig.BOOL_KEYS + ("measure_performance", "build_cache", "keep_build_dirs", "overwrite")
     INT_KEYS = EvalKeysConfig.INT_KEYS + ("level", "num_cpu_workers", "num_gpu_devices", "num_samples_per_problem")
+    OPTIONAL_INT_KEYS = ("ray_actors",)
     FLOAT_KEYS = ("timeout",)
-    CHOICES = {**EvalKeysConfig.CHOICES, "dataset_src": DATASET_SOURCES}
+    CHOICES = {**EvalKeysConfig.CHOICES, "dataset_src": DATASET_SOURCES, "executor": EXECUTORS}
 
     def __init__(self):
         self.set_eval_defaults()  # eval_mode, device, precision, backend, timing_method, trials, hardening keys
@@ -67,9 +73,17 @@ class EvalConfig(EvalKeysConfig):
         self.pass_at_k_values = [1]
         self.keep_build_dirs = True
         self.overwrite = False  # re-evaluate stored records of this mode/policy/device made with other settings
+        self.executor = "local"  # ray: the samples run on the actors of a Ray cluster (docs/ray.md)
+        self.ray_address = None  # None: start a local cluster; "auto" or host:port: join a running one
+        self.ray_actors = None  # None: one actor per GPU of the cluster (per CPU for device=cpu)
 
     def validate(self):
         validate_eval_keys(self)
+        if self.executor == "ray" and self.reward_hardening_mode == "off":
+            raise ConfigError("executor", "executor=ray runs the hardened path: set "
+                              "reward_hardening_mode=audit or enforce (or executor=local)")
+        if self.ray_actors is not None and self.ray_actors < 1:
+            raise ConfigError("ray_actors", f"must be at least 1, got {self.ray_actors}")
 
 
 
@@ -276,9 +290,11 @@ def _main(cfg: EvalConfig) -> int:
     print(f"[eval] {len(plan.pending)} samples to evaluate ({plan.done} already done under this configuration, "
           f"{runs.slot_label(slot)}) -> {results_path}")
     if plan.pending:
-        devices = _devices(cfg, hardened)
         build_root = Path(cfg.kernel_eval_build_dir) / cfg.run_name
-        if hardened:
+        if cfg.executor == "ray":
+            evaluate, devices = _ray_evaluator(cfg, plan.pending, build_root)
+        elif hardened:
+            devices = _devices(cfg, hardened)
             from kernelbench.reward_hardening.parent.batch import hardened_evaluator
 
             failures = {}
@@ -292,12 +308,16 @@ def _main(cfg: EvalConfig) -> int:
                     print(f"[eval] {len(failures)} candidates failed to build; they are recorded as load failures")
             evaluate = hardened_evaluator(cfg, prebuild_failures=failures)
         else:
+            devices = _devices(cfg, hardened)
             evaluate = batch.off_mode_evaluator(cfg)
         try:
             batch.run_batch(plan.pending, evaluate, results_path, devices, build_root,
                             keep_build_dirs=cfg.keep_build_dirs)
         except batch.BatchInterrupted as exc:
             print(str(exc), file=sys.stderr)
+            interrupt = getattr(evaluate, "interrupt", None)
+            if interrupt is not None:  # Ray: stop the actors before this process exits
+                interrupt()
             if exc.threads_left:  # do not wait for a busy thread at exit: what was saved is complete
                 sys.stdout.flush()
                 sys.stderr.flush()
@@ -322,6 +342,25 @@ def _main(cfg: EvalConfig) -> int:
         print(f"error: every sample is UNSUPPORTED: {_unsupported_reason(selected, cfg)}", file=sys.stderr)
         return EXIT_UNSUPPORTED
     return EXIT_OK
+
+
+def _ray_evaluator(cfg, pending: list, build_root: Path):
+    """The evaluator and device list of ``executor=ray`` (builds first as Ray tasks with ``build_cache``)."""
+    from kernelbench.batch_parts import ray_exec
+
+    failures = {}
+    if cfg.build_cache:
+        ray_exec.connect(cfg.ray_address)
+        print("[eval] pre-building extensions as Ray tasks into the shared build directory")
+        failures = ray_exec.prebuild_on_cluster(pending, str(build_root), cfg.device,
+                                                timeout=max(float(cfg.timeout), 900.0))
+        if failures:
+            print(f"[eval] {len(failures)} candidates failed to build; they are recorded as load failures")
+    evaluate = ray_exec.ray_evaluator(cfg, prebuild_failures=failures)
+    pool = evaluate.pool
+    where = cfg.ray_address or "a local cluster"
+    print(f"[eval] executor=ray: {pool.size} {'GPU' if pool.gpu else 'CPU'} actors on {where}")
+    return evaluate, evaluate.devices
 
 
 def _write_pass_at_k(cfg, run_dir: Path, results_path: Path, slot: tuple) -> Path | None:
