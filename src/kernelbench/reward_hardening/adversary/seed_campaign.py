@@ -19,6 +19,7 @@ code is kept in ``codes``), also per policy; every escape in full.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -67,7 +68,9 @@ def _build(src: str, reference: str, timeout: float) -> tuple[bool, str]:
 
     build_dir = default_build_dir(src)
     res = prebuild([(src, reference, build_dir)], "cpu", parallel=1, timeout=timeout).get(build_dir) or {}
-    return bool(res.get("ok")), str(res.get("error") or "")[:300]
+    error = str(res.get("error") or "")
+    first = next((line for line in error.splitlines() if "error:" in line), error.splitlines()[0] if error else "")
+    return bool(res.get("ok")), re.sub(r"/[^\s:]*/", "", first)[:300]  # the compiler's message, no paths
 
 
 def run_seed_campaign(classes: list[str] | None = None, n: int = 4, policies: tuple[str, ...] = POLICIES, *,

@@ -127,12 +127,22 @@ _CXX_KERNELS = {
               'out', 'src',
               'return below_clone(src, fmt);'),
 }
+# only the fallback the replaced operator needs (the source names no other operator)
+_CXX_BELOW = {
+    "copy_": '''at::Tensor& below_copy(at::Tensor& self, const at::Tensor& src, bool nb) {
+    if (kBelowAutograd) { at::AutoDispatchBelowAutograd g; return self.copy_(src, nb); }
+    return at::native::copy_(self, src, nb);
+}''',
+    "clone": '''at::Tensor below_clone(const at::Tensor& src, std::optional<at::MemoryFormat> fmt) {
+    if (kBelowAutograd) { at::AutoDispatchBelowAutograd g; return src.clone(fmt); }
+    return at::native::clone(src, fmt);
+}''',
+}
 
 _CXX_SRC = r'''
 #include <torch/extension.h>
 #include <torch/library.h>
-#include <ATen/ops/copy_native.h>
-#include <ATen/ops/clone_native.h>
+#include <ATen/ops/KG_OP_native.h>
 #include <map>
 #include <memory>
 #include <utility>
@@ -141,14 +151,7 @@ namespace {
 std::map<const void*, std::pair<torch::Tensor, torch::Tensor>> g_pending;
 constexpr bool kBelowAutograd = KG_BELOW;
 
-at::Tensor& below_copy(at::Tensor& self, const at::Tensor& src, bool nb) {
-    if (kBelowAutograd) { at::AutoDispatchBelowAutograd g; return self.copy_(src, nb); }
-    return at::native::copy_(self, src, nb);
-}
-at::Tensor below_clone(const at::Tensor& src, std::optional<at::MemoryFormat> fmt) {
-    if (kBelowAutograd) { at::AutoDispatchBelowAutograd g; return src.clone(fmt); }
-    return at::native::clone(src, fmt);
-}
+KG_HELPER
 
 KG_SIGNATURE {
     auto it = g_pending.find(KG_SRC.data_ptr());
@@ -186,7 +189,8 @@ def render_cxx(k: dict) -> str:
     alloc = "" if k["op"] == "copy_" else "auto out = at::empty(src.sizes(), src.options());"
     cxx = (_CXX_SRC.replace("KG_BELOW", "true" if k["key"] != "CPU" else "false").replace("KG_SIGNATURE", sig)
            .replace("KG_SRC", src).replace("KG_OUT", out).replace("KG_ALLOC", alloc)
-           .replace("KG_FALLBACK", fallback).replace("KG_REGISTRATION", reg))
+           .replace("KG_FALLBACK", fallback).replace("KG_REGISTRATION", reg)
+           .replace("KG_HELPER", _CXX_BELOW[k["op"]]).replace("KG_OP", k["op"].rstrip("_")))
     head = dedent('''
         """Adversary seed (read_path, C++): a registered aten kernel computes while the harness reads."""
         import torch
