@@ -6,6 +6,11 @@ Mutation campaign (every attack fixture through every semantics-preserving trans
     uv run python scripts/reward_hardening_adversary.py task=mutate tier=runtime budget_s=1800 \
         output=docs/validation/adversary_mutation.json
 
+Seed campaign (the attack seeds of three classes and N mutants each, under enforce and both policies)::
+
+    uv run python scripts/reward_hardening_adversary.py task=mutate tier=seeds seed_mutants=4 \
+        output=runs/adversary/seeds.json
+
 Agent loop against a real model (see docs/adversary.md)::
 
     OPENAI_API_KEY=... uv run python scripts/reward_hardening_adversary.py task=agent \
@@ -21,6 +26,13 @@ Keys (``key=value``, pydra-config):
   runtime mutant with its unmutated fixture with no hardening), ``budget_s`` (wall-clock
   budget; work beyond it is counted as skipped), ``output`` (JSON report),
   ``table_output`` (the printed table as text).
+* mutate, ``tier=seeds``: ``seed_classes`` (comma-separated: ``first_read``, ``read_path``,
+  ``outlives``; default all), ``seed_mutants`` (mutants per seed, default 4),
+  ``seed_policies`` (comma-separated, default ``source_strict,practical``), ``cxx``
+  (``auto``: the C++ seeds when a compiler is available; ``off``: Python seeds only),
+  ``rng_seed`` (which mutants are drawn), ``disguise`` (mutants may wear a generic
+  transform on top, default true), ``build_timeout`` (seconds per C++ build), ``budget_s``,
+  ``output``, ``table_output``.
 * agent: ``problem`` (a bundled demo problem path or a file), ``model_name``,
   ``server_type``, ``max_steps``, ``max_tokens``, ``temperature``, ``budget_s``,
   ``impossible_speedup``, ``policy``, ``mode``, ``device``, ``backend``, ``timeout``,
@@ -28,8 +40,8 @@ Keys (``key=value``, pydra-config):
   (a canned reply used for every step; no request is sent), ``output``.
 * both: ``timeout``, ``num_perf_trials``, ``num_correct_trials`` (runtime evaluation).
 
-Exit status: mutate: 0 when no attack mutant escaped and no benign mutant was refused,
-1 otherwise; agent: 0 when no impossible verified speedup was found, 1 when one was
+Exit status: mutate: 0 when no attack mutant (or seed candidate) escaped and no benign
+mutant was refused, 1 otherwise; agent: 0 when no impossible verified speedup was found, 1 when one was
 (and saved); 2 on a configuration mistake.
 """
 
@@ -45,10 +57,10 @@ from kernelbench.cli import ConfigError, KBConfig, cli_main
 
 
 class AdversaryConfig(KBConfig):
-    BOOL_KEYS = ("include_benign", "check_behaviour")
-    INT_KEYS = ("max_steps", "max_tokens", "num_perf_trials", "num_correct_trials")
-    FLOAT_KEYS = ("temperature", "impossible_speedup", "timeout")
-    CHOICES = {"task": ("mutate", "agent"), "tier": ("static", "runtime", "both"),
+    BOOL_KEYS = ("include_benign", "check_behaviour", "disguise")
+    INT_KEYS = ("max_steps", "max_tokens", "num_perf_trials", "num_correct_trials", "seed_mutants", "rng_seed")
+    FLOAT_KEYS = ("temperature", "impossible_speedup", "timeout", "build_timeout")
+    CHOICES = {"task": ("mutate", "agent"), "tier": ("static", "runtime", "both", "seeds"), "cxx": ("auto", "off"),
                "policy": ("source_strict", "practical"), "mode": ("audit", "enforce"), "device": ("cpu", "cuda")}
 
     def __init__(self):
@@ -78,6 +90,13 @@ class AdversaryConfig(KBConfig):
         self.num_correct_trials = 3
         self.regression_dir = "runs/adversary/regressions"
         self.mock_response = None
+        self.seed_classes = None
+        self.seed_mutants = 4
+        self.seed_policies = "source_strict,practical"
+        self.cxx = "auto"
+        self.rng_seed = 0
+        self.disguise = True
+        self.build_timeout = 900.0
 
     def validate(self) -> None:
         if self.budget_s not in (None, "None"):
@@ -98,6 +117,11 @@ class AdversaryConfig(KBConfig):
             self.transforms = names
         else:
             self.transforms = None
+        from kernelbench.reward_hardening.adversary.seeds import SEED_CLASSES
+
+        self.seed_classes = self._names("seed_classes", self.seed_classes, SEED_CLASSES)
+        self.seed_policies = self._names("seed_policies", self.seed_policies, ("source_strict", "practical")) \
+            or ["source_strict", "practical"]
         if self.only not in (None, "None"):
             self.only = [s.strip() for s in (self.only if isinstance(self.only, (list, tuple))
                                              else str(self.only).split(",")) if s.strip()]
@@ -105,7 +129,48 @@ class AdversaryConfig(KBConfig):
             self.only = None
 
 
+    @staticmethod
+    def _names(key: str, value, known) -> list[str] | None:
+        if value in (None, "None"):
+            return None
+        names = [n.strip() for n in (value if isinstance(value, (list, tuple)) else str(value).split(",")) if n.strip()]
+        bad = [n for n in names if n not in known]
+        if bad:
+            raise ConfigError(key, f"unknown {bad}; accepted: {', '.join(known)}")
+        return names
+
+
+def _seeds(cfg: AdversaryConfig) -> int:
+    from kernelbench.reward_hardening.adversary import seed_campaign
+    from kernelbench.runs import atomic_write_json
+
+    def progress(r):
+        print(f"  {r.cls:10s} {r.seed:16s} {r.policy:13s} {r.variant[:60]:60s} {r.outcome:8s} "
+              f"{','.join(r.codes)[:50]} {r.wall_s:.1f}s", flush=True)
+
+    report = seed_campaign.run_seed_campaign(cfg.seed_classes, cfg.seed_mutants, tuple(cfg.seed_policies),
+                                             rng_seed=cfg.rng_seed, cxx=cfg.cxx, disguise=cfg.disguise,
+                                             timeout=cfg.timeout, num_perf_trials=cfg.num_perf_trials,
+                                             num_correct_trials=cfg.num_correct_trials,
+                                             build_timeout=cfg.build_timeout, budget_s=cfg.budget_s,
+                                             progress=progress)
+    table = seed_campaign.format_seed_table(report)
+    print()
+    print(table)
+    print(f"{len(report['results'])} candidates in {report['wall_s']} s (C++ seeds: "
+          f"{'included' if report['compiler'] else 'skipped, no compiler'}); {report['skipped_for_budget']} skipped for the budget")
+    for e in report["escapes"]:
+        print(f"  ESCAPE {e['cls']} {e['seed']} {e['policy']} {e['variant']}: status {e['status']}, codes {e['codes']}")
+    if cfg.output:
+        atomic_write_json(cfg.output, report)
+    if cfg.table_output:
+        Path(cfg.table_output).write_text(table + "\n")
+    return 1 if report["escapes"] else 0
+
+
 def _mutate(cfg: AdversaryConfig) -> int:
+    if cfg.tier == "seeds":
+        return _seeds(cfg)
     from kernelbench.reward_hardening.adversary import campaign
     from kernelbench.runs import atomic_write_json
 

@@ -213,3 +213,70 @@ def test_command_rejects_unknown_transforms():
     with pytest.raises(SystemExit) as e:
         _script().main(["task=mutate", "transforms=nonsense"])
     assert e.value.code == 2
+
+
+# --------------------------------------------------------------------------- attack seeds
+def _defines_model_new(src: str) -> bool:
+    import ast
+
+    return any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in ast.parse(src).body)
+
+
+def test_the_three_seed_classes_are_registered():
+    from kernelbench.reward_hardening.adversary import seeds
+
+    assert set(seeds.SEED_CLASSES) == {"first_read", "read_path", "outlives"}
+    for cls in seeds.SEED_CLASSES:
+        mine = seeds.select_seeds([cls])
+        assert any(not s.needs_cxx for s in mine), cls  # a Python-only seed
+        assert any(s.needs_cxx for s in mine), cls  # and a C++ one (skippable)
+        assert all(s.needs_cxx is False for s in seeds.select_seeds([cls], cxx=False))
+    with pytest.raises(KeyError):
+        seeds.select_seeds(["nonsense"])
+
+
+@pytest.mark.parametrize("seed_id", sorted(__import__("kernelbench.reward_hardening.adversary.seeds",
+                                                      fromlist=["SEEDS"]).SEEDS))
+def test_seed_mutants_are_well_formed_python_defining_model_new(seed_id):
+    from kernelbench.reward_hardening.adversary import seeds
+
+    seed = seeds.SEEDS[seed_id]
+    ref = problem_source("benign_native_add" if seed.cls != "outlives" else "benign_sysv_scratch")
+    base = seed.source()
+    assert check_compiles(base) is None and _defines_model_new(base)
+    ms = seeds.mutants(seed, 8, rng_seed=3, reference_src=ref)
+    assert len(ms) == 8 and len({label for label, _ in ms}) == 8
+    assert ms == seeds.mutants(seed, 8, rng_seed=3, reference_src=ref)  # deterministic
+    for label, src in ms:
+        assert label != "seed" and src != base
+        assert check_compiles(src) is None, label
+        assert _defines_model_new(src), label
+    # the knob space is searched: every knob takes another value in some mutant
+    labels = " ".join(label for label, _ in seeds.mutants(seed, 40, reference_src=ref))
+    assert all(f"{k}=" in labels for k, vals in seed.space.items() if len(vals) > 1), labels
+
+
+def test_seed_campaign_skips_cxx_seeds_without_a_compiler():
+    from kernelbench.reward_hardening.adversary import seed_campaign
+
+    rep = seed_campaign.run_seed_campaign(["first_read"], n=1, policies=("practical",), cxx="off", budget_s=0.0)
+    assert {r["outcome"] for r in rep["results"]} == {"skipped"}
+    assert {r["seed"] for r in rep["results"]} == {"first_read_cxx"}
+    assert rep["skipped_for_budget"] == 2 and rep["escapes"] == []
+    assert "first_read" in seed_campaign.format_seed_table(rep)
+
+
+@pytest.mark.slow
+def test_python_seed_campaign_on_the_cpu_is_caught():
+    """Every Python-only seed and two mutants, both policies, under enforce: nothing escapes."""
+    from kernelbench.reward_hardening.adversary import seed_campaign
+
+    rep = seed_campaign.run_seed_campaign(n=2, cxx="off")
+    judged = [r for r in rep["results"] if r["outcome"] != "skipped"]
+    assert rep["escapes"] == [], rep["escapes"]
+    assert {r["outcome"] for r in judged} == {"caught"}, [r for r in judged if r["outcome"] != "caught"]
+    assert all(r["codes"] and r["status"] != "PASS" and not r["left_behind"] for r in judged)
+    for cls in ("first_read", "read_path", "outlives"):
+        row = rep["summary"][cls]
+        assert row["tried"] >= 6 and row["caught"] == row["tried"] and row["escaped"] == 0
+        assert set(row["by_policy"]) == {"source_strict", "practical"}
