@@ -97,11 +97,17 @@ def _cxx_library_hits(ctx: Context) -> list[Hit]:
                     and toks[i + 2].kind == "string" and toks[i + 2].text.split("::")[0] in CXX_PROTECTED \
                     and "::" in toks[i + 2].text:
                 out.append(hit(t.line, f"C++: {t.text}(\"{toks[i + 2].text[:60]}\") overrides a built-in operator"))
-            elif t.text == "Library" and nxt in ("(", "{") or (t.text == "Library" and i + 2 < len(toks)
-                                                                and toks[i + 1].kind == "ident"
-                                                                and toks[i + 2].text in ("(", "{")):
-                strs = [x.text for x in toks[i + 1:i + 12] if x.kind == "string"]
-                if any(s in CXX_PROTECTED for s in strs):
+            elif t.text == "Library" and not t.directive:
+                # any statement that names torch::Library and a protected namespace string builds a
+                # library for it: ``torch::Library lib(...)``, ``new torch::Library(...)``,
+                # ``std::make_unique<torch::Library>(torch::Library::IMPL, "aten", ...)``
+                stmt = []
+                for x in toks[i + 1:i + 24]:
+                    if x.text in (";", "}"):
+                        break
+                    stmt.append(x)
+                if any(x.kind == "string" and x.text in CXX_PROTECTED for x in stmt) \
+                        and not any(h.line == t.line and "torch::Library" in h.what for h in out):
                     out.append(hit(t.line, "C++: torch::Library built for a built-in operator namespace"))
             elif t.text in CXX_DISPATCHER and not t.directive:
                 out.append(hit(t.line, f"C++: {t.text} (direct use of the operator dispatcher)"))
