@@ -18,6 +18,9 @@ the allocator reused.
 The judge lives for all samples of one problem in a batch (see
 :class:`kernelbench.reward_hardening.parent.pipeline.ReferenceSession`): the reference's model
 and its timing are reused, while every sample gets new hidden seeds.
+
+This module is the command loop and the comparisons; the data it works on (hidden
+inputs, reference outputs, lending, staging) is :class:`.data.JudgeData`, its base.
 """
 
 from __future__ import annotations
