@@ -6,6 +6,9 @@ a new interpreter (``bench/bench_hardening_overhead.py`` measures it).  Every wo
 gets its own workspace directory, a scrubbed environment, stdout/stderr redirected to
 a log file, and is killed (whole process group) when it overruns its deadline.
 
+This module is the parent side (the context, :class:`WorkerHandle`, one-shot calls);
+what runs in the child before its target is :mod:`kernelbench.worker_child`.
+
 Messages are framed bytes, never pickles: a worker may run adversarial code, and
 unpickling its replies would hand it code execution in the trusted parent.  A frame is
 ``<u32 header length><JSON header><blob 0><blob 1>...`` with the blob lengths listed
@@ -21,7 +24,6 @@ import signal
 import sys
 import threading
 import time
-import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -40,6 +42,7 @@ from kernelbench.reward_hardening.ipc.framing import (  # noqa: F401  (re-export
     values_from_wire,
     values_to_wire,
 )
+from kernelbench.worker_child import bootstrap
 
 __all__ = [
     "FrameError",
@@ -96,7 +99,7 @@ def private_rss_bytes(pid: int) -> int | None:
     return None
 
 
-# --------------------------------------------------------------------------- framing
+# --------------------------------------------------------------------------- context
 _CTX_LOCK = threading.Lock()
 
 
@@ -150,63 +153,10 @@ def scrubbed_env(extra: dict[str, str] | None = None, workspace: str | None = No
     return env
 
 
-# --------------------------------------------------------------------------- child side
-def _child_bootstrap(conn: Any, target: str, spec: dict) -> None:
-    """Runs in the worker: isolate, then hand the channel to ``target``."""
-    _die_with_parent(spec.pop("expected_parent", None))
-    _drop_alive_pipe()
-    try:
-        os.setsid()
-    except OSError:
-        pass
-    workspace = spec.get("workspace")
-    log_path = spec.get("log_path")
-    if log_path:
-        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
-        sys.stdout = open(1, "w", buffering=1, closefd=False)
-        sys.stderr = open(2, "w", buffering=1, closefd=False)
-    env = spec.get("env")
-    if env is not None:
-        os.environ.clear()
-        os.environ.update(env)
-    if workspace:
-        os.makedirs(os.path.join(workspace, "tmp"), exist_ok=True)
-        os.chdir(workspace)
-        import tempfile
-
-        tempfile.tempdir = os.path.join(workspace, "tmp")
-    module_name, _, func_name = target.partition(":")
-    try:
-        import importlib
-
-        func = getattr(importlib.import_module(module_name), func_name)
-        if spec.get("containment"):  # OS containment, after the trusted import, before any candidate code
-            from kernelbench.reward_hardening import containment
-
-            containment.enter(spec)
-        func(conn, spec)
-    except SystemExit:
-        raise
-    except BaseException as exc:  # report, then die
-        try:
-            conn.send_bytes(encode_frame({"ok": False, "fatal": True, "error": f"{type(exc).__name__}: {exc}",
-                                          "traceback": traceback.format_exc()[-4000:]}))
-        except Exception:
-            pass
-        raise
-
-
 # --------------------------------------------------------------------------- evaluator death
-# The batch process can die at any moment (SIGKILL, preemption).  Its forkserver exits
-# when its alive-pipe closes (multiprocessing does that) and, through the preloaded
-# ``kernelbench.forkserver_exit``, kills its workers' process groups on the way out; a
-# worker also asks the kernel to SIGKILL it when its parent (the forkserver) dies.
-PR_SET_PDEATHSIG = 1
-
-
+# A worker dies with its parent (see :func:`kernelbench.worker_child.die_with_parent`);
+# it is told which pid that parent should have, so a worker forked just as its
+# forkserver died learns it.
 def _expected_parent(ctx: Any) -> int | None:
     """The pid a new worker's parent will have: the forkserver's, or ours under spawn."""
     if ctx.get_start_method() != "forkserver":
@@ -222,47 +172,6 @@ def _expected_parent(ctx: Any) -> int | None:
     except (OSError, TypeError):
         return None
     return pid
-
-
-def _die_with_parent(expected: int | None = None) -> None:
-    """PR_SET_PDEATHSIG(SIGKILL) on Linux; exit at once if the parent is already gone.
-
-    ``expected`` is the parent pid the evaluator saw when it asked for this worker: a
-    worker forked just as its forkserver died would otherwise find itself reparented
-    before the request took effect and never learn it.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    parent = os.getppid()
-    if expected is not None and parent != expected:
-        os._exit(1)
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before the request took effect
-        os._exit(1)
-
-
-def _drop_alive_pipe() -> None:
-    """Close the forkserver's alive-pipe write end that multiprocessing hands every worker.
-
-    The forkserver exits when every holder of that pipe is gone; a worker holding it
-    would keep the forkserver (and so itself) alive after the evaluator died.
-    """
-    try:
-        from multiprocessing import forkserver
-
-        server = getattr(forkserver, "_forkserver", None)
-        fd = getattr(server, "_forkserver_alive_fd", None)
-        if fd is not None:
-            os.close(fd)
-            server._forkserver_alive_fd = None
-    except Exception:
-        pass
 
 
 _LIVE: dict[int, "WorkerHandle"] = {}
@@ -337,7 +246,7 @@ class WorkerHandle:
             self.spec["expected_parent"] = _expected_parent(ctx)
         except Exception:
             self.spec.pop("expected_parent", None)
-        self.process = ctx.Process(target=_child_bootstrap, args=(child_conn, self.target, self.spec), daemon=True)
+        self.process = ctx.Process(target=bootstrap, args=(child_conn, self.target, self.spec), daemon=True)
         self.started_at = time.monotonic()
         with _no_main_fixup():
             self.process.start()

@@ -12,6 +12,19 @@ with captured builtins only, so no method the candidate defined (a container's
 ``__iter__``, a tensor subclass's hooks, a metaclass) ever runs while evidence is
 gathered.
 
+The harness is split by concern, and every part is loaded before the candidate.
+:mod:`.capture` binds the functions the harness relies on and the import-time baselines
+(dispatcher tables, watched APIs); :mod:`.outputs` reads a result's facts through those
+captures; :mod:`.profiling` runs the ``profile`` command; this module holds the command
+loop.  All of them are imported here, at the top, when the bootstrap imports this module:
+before the containment is entered and before ``load`` imports the candidate, so no
+capture can see a candidate's replacement, and none of them imports anything the
+candidate could have reached first.  A helper module imported lazily would break that;
+none is (only torch's profiler front ends and ``re``/``traceback`` are imported on use,
+as they always were, and nothing of them is captured).  A helper is read from the
+globals of the module that calls it, so the identity check (RH-23) reads it from every
+harness module that bound it.
+
 The worker never receives a seed, a reference output or a verdict, and its command
 table (:data:`kernelbench.reward_hardening.ipc.wire.CANDIDATE_COMMANDS`) has no
 reference-only command.
@@ -31,23 +44,18 @@ reference-only command.
 
 from __future__ import annotations
 
-import builtins
-import hashlib
 import importlib.util
 import os
 import sys
-import time
 from typing import Any
 
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from kernelbench.reward_hardening.ipc.framing import value_from_json
-from kernelbench.reward_hardening.worker_runtime import (
-    MARKER_KERNEL,
-    _cuda_spin,
+from kernelbench.reward_hardening.worker_runtime import (  # noqa: F401  (MARKER_KERNEL, split_marker,
+    MARKER_KERNEL,                                          # _device_kernels: re-exported)
     _device_kernels,
-    _first_float,
     apply_precision_config,
     backend_state,
     concurrency,
@@ -61,90 +69,51 @@ from kernelbench.reward_hardening.worker_runtime import (
 from kernelbench.reward_hardening.ipc.lending import import_tensor
 from kernelbench.reward_hardening.ipc.wire import CANDIDATE_COMMANDS, recv_message, send_message
 
+# Imported after every other module above, as when they were one module: the dispatcher
+# baseline (``capture._DISPATCH_BASE``) is read once everything the harness loads is loaded.
+from kernelbench.reward_hardening.candidate import capture, outputs, profiling
+from kernelbench.reward_hardening.candidate.capture import (
+    WATCHED_APIS,
+    _copy,
+    _cuda_sync,
+    _element_size,
+    _len,
+    _monotonic_ns,
+    _numel,
+    _size,
+    _sleep,
+    _Tensor,
+    _type,
+    _untyped_storage,
+    dispatch_changes,
+    resolve_api,
+)
+from kernelbench.reward_hardening.candidate.outputs import (
+    exact_outputs,
+    output_evidence,
+    output_facts,
+    rejected_evidence,
+    storage_span,
+    unreadable,
+)
+from kernelbench.reward_hardening.candidate.profiling import profile_forward
+
 __all__ = ["Harness", "MARKER_KERNEL", "exact_outputs", "split_marker", "worker_main"]
 
-# Captured before any candidate code can run in this process.
-_monotonic_ns = time.monotonic_ns
-_perf_counter_ns = time.perf_counter_ns
-_Tensor = torch.Tensor
-_cuda_sync = torch.cuda.synchronize
-_Event = torch.cuda.Event
-_sleep = time.sleep
-_type = builtins.type
-_len = builtins.len
-_copy = torch.Tensor.copy_
-_data_ptr = torch.Tensor.data_ptr
-_size = torch.Tensor.size
-_stride = torch.Tensor.stride
-_storage_offset = torch.Tensor.storage_offset
-_element_size = torch.Tensor.element_size
-_numel = torch.Tensor.numel
-_untyped_storage = torch.Tensor.untyped_storage
-_dtype_of = torch._C.TensorBase.dtype.__get__
-_device_of = torch._C.TensorBase.device.__get__
-_requires_grad_of = torch._C.TensorBase.requires_grad.__get__
-_type_qualname = type.__dict__["__qualname__"].__get__
-_type_module = type.__dict__["__module__"].__get__
-_obj_dict = object.__getattribute__
-_tuple_getitem = tuple.__getitem__
-_list_getitem = list.__getitem__
-_use_mem_pool = getattr(torch.cuda, "use_mem_pool", None)
-_dispatch_dump_table = getattr(torch._C, "_dispatch_dump_table", None)
-
-# Operators the harness itself calls on outputs and lent tensors.  Their dispatcher
-# tables are captured here, before any candidate code can run; a kernel the candidate
-# registers for one of them (``TORCH_LIBRARY_IMPL(aten, CPU, m)`` in an extension, or
-# ``torch.library``) changes its table and is reported after every phase (RH-62).
-DISPATCH_OPS = ("aten::copy_", "aten::_copy_from", "aten::_to_copy", "aten::clone", "aten::view",
-                "aten::reshape", "aten::as_strided", "aten::empty.memory_format", "aten::empty_strided",
-                "aten::detach", "aten::fill_.Scalar")
-
-
-def _dispatch_tables() -> dict[str, str]:
-    out = {}
-    for op in DISPATCH_OPS:
-        try:
-            out[op] = _dispatch_dump_table(op) if _dispatch_dump_table is not None else "unavailable"
-        except Exception as exc:
-            out[op] = f"unreadable: {type(exc).__name__}"
-    return out
-
-
-_DISPATCH_BASE = _dispatch_tables()
-
-
-def dispatch_changes() -> list[str]:
-    """Watched operators whose dispatcher table differs from the one at harness import."""
-    now = _dispatch_tables()
-    return [op for op in DISPATCH_OPS if now.get(op) != _DISPATCH_BASE.get(op)]
-
-# Public APIs whose identity is checked after every phase (RH-23).
-WATCHED_APIS = (
-    "time.time", "time.perf_counter", "time.perf_counter_ns", "time.monotonic", "time.monotonic_ns",
-    "time.process_time", "time.sleep", "torch.cuda.synchronize", "torch.cuda.Event",
-    "torch.cuda.Event.record", "torch.cuda.Event.elapsed_time", "torch.cuda.Event.synchronize",
-    "torch.allclose", "torch.isclose", "torch.equal", "torch.testing.assert_close", "torch.Tensor.__eq__",
-    "torch.Tensor.allclose", "torch.Tensor.equal", "torch.Tensor.cpu", "torch.Tensor.clone",
-    "torch.Tensor.data_ptr", "torch.Tensor.numpy", "torch.Tensor.to", "torch.Tensor.contiguous",
-    "builtins.print", "builtins.open", "builtins.isinstance", "builtins.type", "hashlib.sha256",
-    "torch.manual_seed", "torch.profiler.profile", "torch.autograd.profiler.profile",
-)
-
-
-def _resolve(dotted: str) -> Any:
-    parts = dotted.split(".")
-    obj: Any = {"time": time, "torch": torch, "builtins": builtins, "hashlib": hashlib}[parts[0]]
-    for p in parts[1:]:
-        obj = getattr(obj, p, None)
-        if obj is None:
-            return None
-    return obj
-
-
+# The harness's own helpers whose identity is checked after every phase (RH-23).
 _HARNESS_NAMES = ("_monotonic_ns", "_perf_counter_ns", "_cuda_sync", "_Event", "_copy", "_data_ptr",
                   "exact_outputs", "output_facts", "output_evidence", "send_message", "recv_message",
                   "import_tensor", "timed_call", "api_identities", "backend_state", "concurrency",
                   "l2_persistence_state", "reset_l2_persistence", "dispatch_changes")
+# The harness modules that bind them: a helper is read from the globals of the module
+# that calls it, so a replacement (or removal) in any module that bound it at import counts.
+_HARNESS_MODULES = (__name__, outputs.__name__, profiling.__name__, capture.__name__)
+
+
+def _harness_identity(name: str) -> int:
+    """``id()`` of one harness helper; ``-2`` when the modules that bound it no longer agree."""
+    ids = {id(getattr(sys.modules.get(m), name, None)) for m in _BOUND.get(name) or (__name__,)}
+    return ids.pop() if len(ids) == 1 else -2
 
 
 def api_identities() -> dict[str, int]:
@@ -152,125 +121,14 @@ def api_identities() -> dict[str, int]:
     out = {}
     for name in WATCHED_APIS:
         try:
-            out[name] = id(_resolve(name))
+            out[name] = id(resolve_api(name))
         except Exception:
             out[name] = -1
-    module = sys.modules.get(__name__)
     for name in _HARNESS_NAMES:
-        out[f"harness.{name}"] = id(getattr(module, name, None))
+        out[f"harness.{name}"] = _harness_identity(name)
     for name in ("cmd_call", "cmd_settle", "cmd_time", "cmd_copy_last", "reply", "_stage"):
         out[f"harness.Harness.{name}"] = id(getattr(Harness, name, None))
     return out
-
-
-
-
-# --------------------------------------------------------------------------- outputs
-def _type_name(t: type) -> str:
-    try:
-        return f"{_type_module(t)}.{_type_qualname(t)}"
-    except Exception:
-        return "<unnamed type>"
-
-
-def exact_outputs(out: Any) -> tuple[list | None, str, str | None]:
-    """``(tensors, container, problem)`` of a result, without running candidate code.
-
-    Accepted: an exact ``torch.Tensor``, or an exact ``tuple``/``list`` of exact
-    tensors.  Types are compared with the captured ``type`` and items read with the
-    built-in containers' own ``__getitem__``, so a subclass that overrides iteration,
-    a proxy or a lazy wrapper is rejected before any of its methods can run.
-    """
-    t = _type(out)
-    if t is _Tensor:
-        return [out], "tensor", None
-    if t is tuple or t is list:
-        get = _tuple_getitem if t is tuple else _list_getitem
-        items = [get(out, i) for i in range(_len(out))]
-        bad = [_type_name(_type(x)) for x in items if _type(x) is not _Tensor]
-        if bad:
-            return None, t.__name__, f"{t.__name__} holds non-tensor items: {sorted(set(bad))[:4]}"
-        return items, t.__name__, None
-    return None, _type_name(t), f"result of type {_type_name(t)} is not an exact torch.Tensor or tuple/list of tensors"
-
-
-def output_facts(t: Any) -> dict:
-    """Pointer, size and layout of an exact tensor, fixed right after the call."""
-    st = _untyped_storage(t)
-    return {"ptr": int(_data_ptr(t)), "shape": list(_size(t)), "stride": list(_stride(t)),
-            "offset": int(_storage_offset(t)), "dtype": str(_dtype_of(t)).replace("torch.", ""),
-            "device": str(_device_of(t)), "storage_ptr": int(st.data_ptr()), "storage_nbytes": int(st.nbytes()),
-            "element_size": int(_element_size(t)), "numel": int(_numel(t)),
-            "requires_grad": bool(_requires_grad_of(t))}
-
-
-def _span(t: Any) -> tuple[int, int]:
-    try:
-        st = _untyped_storage(t)
-        return int(st.data_ptr()), int(st.nbytes())
-    except Exception:
-        return 0, 0
-
-
-def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    (pa, na), (pb, nb) = a, b
-    if na == 0 or nb == 0 or pa == 0 or pb == 0:
-        return False
-    return pa < pb + nb and pb < pa + na
-
-
-def _unreadable(ptr: int, nbytes: int) -> str | None:
-    """Why ``[ptr, ptr + nbytes)`` is not readable memory of this process (CPU), or ``None``."""
-    if nbytes <= 0:
-        return None
-    try:
-        with open("/proc/self/maps") as fh:
-            maps = [(int(a, 16), int(b, 16), perms) for (a, b), perms in
-                    ((ln.split(None, 2)[0].split("-"), ln.split(None, 2)[1]) for ln in fh)]
-    except (OSError, ValueError, IndexError):
-        return "the process memory map is unreadable"
-    cur, end = ptr, ptr + nbytes
-    for lo, hi, perms in maps:
-        if hi <= cur:
-            continue
-        if lo > cur:
-            break
-        if perms[0] != "r":
-            return f"storage lies in a mapping without read access ({perms})"
-        cur = hi
-        if cur >= end:
-            return None
-    return "storage is not mapped"
-
-
-def output_evidence(tensors: list, facts: list[dict], container: str, inputs: list,
-                    earlier_spans: list[tuple[int, int]]) -> dict:
-    """Raw facts about exact output tensors; the parent decides what they mean.
-
-    ``earlier_spans`` are the storage spans of earlier outputs whose storage is still
-    alive (see :meth:`Harness._live_earlier_spans`).
-    """
-    in_spans = [_span(t) for t in inputs if _type(t) is _Tensor]
-    out = []
-    for t, f in zip(tensors, facts):
-        needed = 0
-        if f["numel"] > 0:
-            needed = (sum((s - 1) * st for s, st in zip(f["shape"], f["stride"])) + 1 + f["offset"]) * f["element_size"]
-        try:
-            attrs = sorted(k for k in _obj_dict(t, "__dict__") if not k.startswith("_"))
-        except Exception:
-            attrs = []
-        span = (f["storage_ptr"], f["storage_nbytes"])
-        out.append({"type": "torch.Tensor", "exact_tensor": True, "device": f["device"], "dtype": f["dtype"],
-                    "shape": f["shape"], "requires_grad": f["requires_grad"], "storage_nbytes": f["storage_nbytes"],
-                    "needed_nbytes": needed, "null_pointer": bool(f["numel"] > 0 and f["ptr"] == 0),
-                    "instance_attrs": attrs, "aliases_input": any(_overlap(span, s) for s in in_spans),
-                    "aliases_earlier_output": any(_overlap(span, s) for s in earlier_spans)})
-    return {"tensors": out, "container": container}
-
-
-def _rejected_evidence(container: str, problem: str) -> dict:
-    return {"tensors": [{"type": container, "exact_tensor": False}], "container": container, "problem": problem}
 
 
 # --------------------------------------------------------------------------- worker
@@ -432,7 +290,7 @@ class Harness:
             if f["shape"] != list(_size(s)):
                 return {"written": False, "why": f"shape {f['shape']}, expected {list(_size(s))}"}
             if f["device"] == "cpu":  # storage that is not readable memory is refused before any read
-                why = _unreadable(f["storage_ptr"], f["storage_nbytes"])
+                why = unreadable(f["storage_ptr"], f["storage_nbytes"])
                 if why:
                     return {"written": False, "unreadable": True, "why": why}
             _copy(s, t)
@@ -453,7 +311,7 @@ class Harness:
         common = {"call_ms": (t_ret - t0) / 1e6}
         if tensors is None:
             after = concurrency()
-            self.reply({**common, "evidence": _rejected_evidence(container, problem), "written": False,
+            self.reply({**common, "evidence": rejected_evidence(container, problem), "written": False,
                         "concurrency": {"before": before, "after_return": after, "after": after},
                         "apis": api_identities(), "state": backend_state()})
             return
@@ -476,7 +334,7 @@ class Harness:
         self.sync()
         after = concurrency()
         for t in tensors:
-            self.earlier_outputs.append((_span(t), StorageWeakRef(_untyped_storage(t))))
+            self.earlier_outputs.append((storage_span(t), StorageWeakRef(_untyped_storage(t))))
         self.reply({
             **common, "evidence": evidence, "written": bool(first.get("written") and second.get("written")),
             "stage_problem": first.get("why") or second.get("why"),
@@ -505,7 +363,7 @@ class Harness:
                       for k in ("ptr", "shape", "stride", "offset", "dtype", "storage_ptr"))
         after = concurrency()
         for t in tensors:
-            self.earlier_outputs.append((_span(t), StorageWeakRef(_untyped_storage(t))))
+            self.earlier_outputs.append((storage_span(t), StorageWeakRef(_untyped_storage(t))))
         self.reply({
             **common, "identity_changed": changed, "outputs": now,
             "concurrency": {"before": before, "after_return": after_return, "after": after},
@@ -539,78 +397,7 @@ class Harness:
 
     def cmd_profile(self, header: dict, fds: list[int]) -> None:
         inputs = self._inputs(header.get("inputs", []), fds)
-        # The autograd profiler starts in milliseconds; the torch.profiler front end first
-        # imports torch._inductor (seconds per worker), so it is only the fallback.  On
-        # CUDA the autograd profiler needs use_kineto=True: without it, it falls back to
-        # per-operator CUDA events and records no kernels at all (seen on the H200).  A
-        # marker kernel runs on the current stream first: seeing it in the trace proves
-        # the device trace works and names the current stream's id.  A marker-only
-        # session first pays CUPTI's start-up outside the profiled forward, and a session
-        # whose trace lacks the marker is retried with the other front end.
-        cuda = self.device.type == "cuda"
-        errors: list[str] = []
-        if cuda:
-            try:
-                self._profiled(lambda: None, "autograd")
-            except Exception as exc:
-                errors.append(f"warm-up: {type(exc).__name__}: {exc}")
-        prof = kernels = None
-        wall_ms = 0.0
-        for front in ("autograd", "torch.profiler"):
-            timed: dict = {}
-
-            def forward() -> None:
-                timed["t0"] = _monotonic_ns()
-                with torch.no_grad():
-                    out = self.model(*inputs)
-                # materialising the result is part of what is profiled: work hidden in
-                # reading the output would run here (exact types leave it no hook), and
-                # every byte of it is read here, as the staging copy reads it
-                tensors, _, _ = exact_outputs(out)
-                for t in tensors or []:
-                    _copy(torch.empty(_size(t), dtype=_dtype_of(t), device=_device_of(t)), t)
-                timed["t1"] = _monotonic_ns()
-
-            try:
-                got = self._profiled(forward, front)
-                got_kernels = _device_kernels(got) if cuda else []
-            except Exception as exc:
-                errors.append(f"{front}: {type(exc).__name__}: {exc}")
-                continue
-            prof, kernels, wall_ms = got, got_kernels, (timed["t1"] - timed["t0"]) / 1e6
-            if not cuda or any(MARKER_KERNEL in k["name"] for k in kernels):
-                break
-            errors.append(f"{front}: the device trace lacks the marker kernel")
-        if prof is None:
-            raise RuntimeError("; ".join(errors))
-        ops = [{"name": str(evt.key), "count": int(evt.count), "self_cpu_us": float(evt.self_cpu_time_total),
-                "device_us": _first_float(evt, ("self_device_time_total", "self_cuda_time_total")),
-                "device_type": str(getattr(evt, "device_type", ""))} for evt in prof.key_averages()]
-        reply = {"wall_ms": wall_ms, "ops": ops, "kernels": [], "profile_errors": errors}
-        if cuda:
-            reply.update(split_marker(kernels or []))
-        self.reply(reply)
-
-    def _profiled(self, fn: Any, front: str) -> Any:
-        """Run ``fn`` under one profiler front end (marker kernel first on CUDA)."""
-        cuda = self.device.type == "cuda"
-        if front == "autograd":
-            from torch.autograd import profiler as autograd_profiler
-
-            ctx = autograd_profiler.profile(**({"use_device": "cuda", "use_kineto": True} if cuda else {}))
-        else:
-            from torch.profiler import ProfilerActivity, profile
-
-            ctx = profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else []))
-        self.sync()
-        with ctx as prof:
-            if cuda and _cuda_spin is not None:
-                # the marker spins as long as the timed calls' pre-start hold: a kernel forward
-                # puts on a stream not ordered after the caller's stream starts while it spins
-                _cuda_spin(max(self.launch_hold_cycles, 1000))
-            fn()
-            self.sync()
-        return prof
+        self.reply(profile_forward(self.model, inputs, self.device, self.sync, self.launch_hold_cycles))
 
     def _snapshot(self) -> dict:
         snap = {"state": backend_state(), "apis": api_identities(), "concurrency": concurrency(),
@@ -646,3 +433,7 @@ class Harness:
 
 def worker_main(conn: Any, spec: dict) -> None:
     Harness(conn, spec).serve()
+
+
+# Which harness modules bind each helper, fixed at import (before any candidate code).
+_BOUND = {name: tuple(m for m in _HARNESS_MODULES if hasattr(sys.modules[m], name)) for name in _HARNESS_NAMES}

@@ -49,7 +49,7 @@ Interface (what the pipeline calls)::
     containment.begin_evaluation()                # parent, once per evaluation (idempotent)
     unit = containment.new_unit("candidate")      # parent, before starting a worker
     spec["containment"] = unit.child_spec(private=[os.path.dirname(root)])
-    ...                                           # child: procs._child_bootstrap calls enter(spec)
+    ...                                           # child: worker_child.bootstrap calls enter(spec)
     unit.attach(handle.pid)                       # parent, right after the worker started
     ...                                           # the worker runs and is closed
     report = unit.sweep(exitcode)                 # parent: kill what is left, say what it was

@@ -1,6 +1,6 @@
 """The worker side: apply the containment spec before any candidate code runs.
 
-Runs in every worker process (``procs._child_bootstrap`` calls ``enter``): trusted roles
+Runs in every worker process (``worker_child.bootstrap`` calls ``enter``): trusted roles
 join their cgroup and become non-dumpable; the candidate is sandboxed.
 """
 
@@ -20,7 +20,7 @@ from kernelbench.reward_hardening.containment.syscalls import (
 def enter(spec: dict) -> dict:
     """Apply ``spec["containment"]`` in the worker, before any candidate code runs.
 
-    ``spec`` is the worker spec (``procs._child_bootstrap`` passes it whole): its
+    ``spec`` is the worker spec (``worker_child.bootstrap`` passes it whole): its
     ``role`` picks the profile and its ``workspace``, ``build_dir`` and ``spill_dir``
     are the candidate's only writable directories.  Trusted roles join their cgroup and
     become non-dumpable; the candidate also enters a cgroup namespace, drops every

@@ -18,25 +18,28 @@ the allocator reused.
 The judge lives for all samples of one problem in a batch (see
 :class:`kernelbench.reward_hardening.parent.pipeline.ReferenceSession`): the reference's model
 and its timing are reused, while every sample gets new hidden seeds.
+
+This module is the command loop and the comparisons; the data it works on (hidden
+inputs, reference outputs, lending, staging) is :class:`.data.JudgeData`, its base.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import ctypes
-import math
 import importlib.util
+import math
 import os
-import secrets
 import sys
 import traceback
 from typing import Any
 
 import torch
 
-from kernelbench.reward_hardening.ipc.framing import value_to_json
-from kernelbench.reward_hardening.judge.compare import VALUES_DIFFER, compare, tolerance  # noqa: F401
+from kernelbench.reward_hardening.ipc.lending import SharedArena, fingerprint
+from kernelbench.reward_hardening.ipc.wire import JUDGE_COMMANDS, recv_message, send_message
+from kernelbench.reward_hardening.judge.compare import VALUES_DIFFER, compare
+from kernelbench.reward_hardening.judge.data import JudgeData
+from kernelbench.reward_hardening.judge.values import flat_outputs, nbytes, perturb, structure_of
 from kernelbench.reward_hardening.worker_runtime import (
     apply_precision_config,
     backend_state,
@@ -44,86 +47,13 @@ from kernelbench.reward_hardening.worker_runtime import (
     memory_fraction,
     timed_call,
 )
-from kernelbench.reward_hardening.ipc.lending import SharedArena, dtype_name, fingerprint
-from kernelbench.reward_hardening.ipc.wire import JUDGE_COMMANDS, recv_message, send_message
 
 __all__ = ["Judge", "judge_main", "perturb", "structure_of"]
 
 
-def structure_of(out: Any) -> dict:
-    """Container kind and per-tensor meta of a reference output."""
-    kind = "tensor" if isinstance(out, torch.Tensor) else ("tuple" if isinstance(out, tuple) else
-                                                            "list" if isinstance(out, list) else "other")
-    tensors = [out] if kind == "tensor" else (list(out) if kind in ("tuple", "list") else [])
-    return {"container": kind, "outputs": [{"dtype": dtype_name(t.dtype), "shape": list(t.shape)}
-                                           if isinstance(t, torch.Tensor) else {"value": value_to_json(t)}
-                                           for t in tensors]}
+class Judge(JudgeData):
+    """The judge's command loop and every comparison (the data it works on: :class:`JudgeData`)."""
 
-
-def _flat(out: Any) -> list:
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, (tuple, list)):
-        return list(out)
-    return [out]
-
-
-def _nbytes(obj: Any) -> int:
-    if isinstance(obj, torch.Tensor):
-        return obj.numel() * obj.element_size()
-    if isinstance(obj, (list, tuple)):
-        return sum(_nbytes(o) for o in obj)
-    return 0
-
-
-def _simplex_rows(v: torch.Tensor) -> bool:
-    """Non-negative rows that sum to one (probabilities): the input of KL/NLL-style losses."""
-    if v.dim() < 1 or v.shape[-1] < 2 or bool((v < 0).any()):
-        return False
-    s = v.double().sum(-1)
-    return bool(((s - 1).abs() < 1e-3).all())
-
-
-def perturb(values: list, kind: str, rng: torch.Generator) -> tuple[list, list[str]]:
-    """A perturbed copy of an input set, keeping the problem's input contract.
-
-    Zeros stay zero (triangular, masked and sparse inputs keep their structure), a
-    non-negative input stays non-negative under ``heavy_tail`` (``heavy_tail_signed``
-    gives every non-zero value a random sign), and probability rows
-    (non-negative, summing to one) are left alone.  Returns the values and the reasons
-    for every tensor that was left unchanged.
-    """
-    out, skipped = [], []
-    for i, v in enumerate(values):
-        if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() > 1:
-            if _simplex_rows(v):
-                skipped.append(f"input {i}: rows are probabilities (non-negative, summing to 1)")
-            elif kind == "scale_up":
-                v = v * 3.0
-            elif kind == "scale_down":
-                v = v * 0.01
-            elif kind == "negate":
-                v = -v
-            elif kind in ("heavy_tail", "heavy_tail_signed"):  # Pareto-like magnitudes, zeros kept
-                u = torch.rand(v.shape, generator=rng, device=v.device).clamp_min(1e-3)
-                mag = (0.01 * u.pow(-1.0 / 1.5)).to(v.dtype)
-                if kind == "heavy_tail_signed":  # random signs: sums cancel, relative errors show
-                    flip = torch.rand(v.shape, generator=rng, device=v.device) < 0.5
-                    sign = torch.where(flip, -1.0, 1.0).to(v.dtype) * (v != 0).to(v.dtype)
-                elif bool((v < 0).any()):
-                    sign = torch.sign(v)
-                    flip = torch.rand(v.shape, generator=rng, device=v.device) < 0.5
-                    sign = torch.where(flip, -sign, sign)
-                else:
-                    sign = (v != 0).to(v.dtype)
-                v = mag * sign.to(v.dtype)
-            elif kind == "shift":
-                v = torch.where(v != 0, v + 0.5, v)
-        out.append(v)
-    return out, skipped
-
-
-class Judge:
     def __init__(self, conn: Any, spec: dict):
         self.conn, self.spec = conn, spec
         self.device = torch.device(spec["device"])
@@ -150,16 +80,6 @@ class Judge:
     def reply(self, header: dict, fds: list[int] | None = None) -> None:
         header.setdefault("ok", True)
         send_message(self.conn, header, fds, self.spec.get("spill_dir"))
-
-    def sync(self) -> None:
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-
-    def shared_alloc(self):
-        """Allocations that may be exported come from their own pool (CUDA)."""
-        if self.pool is not None:
-            return torch.cuda.use_mem_pool(self.pool, self.device)
-        return contextlib.nullcontext()
 
     def serve(self) -> None:
         apply_precision_config(self.spec.get("allow_tf32", False), self.spec.get("num_threads"))
@@ -232,13 +152,13 @@ class Judge:
             with torch.device("meta"):
                 inputs = [v.to(dtype=self.dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
                           for v in self.module.get_inputs()]
-            out["input_bytes"] = _nbytes(inputs)
+            out["input_bytes"] = nbytes(inputs)
             with torch.no_grad(), torch.device("meta"):  # a second model on the meta device: nothing allocated
                 torch.manual_seed(42)
                 model = self.module.Model(*self.init_values)
                 if isinstance(model, torch.nn.Module):
                     model = model.to(dtype=self.dtype)
-                out["output_bytes"] = _nbytes(model(*inputs))
+                out["output_bytes"] = nbytes(model(*inputs))
         except Exception as exc:  # an operator without a meta kernel: the first probe measures instead
             out["meta_error"] = f"{type(exc).__name__}: {exc}"[:300]
         return out
@@ -252,179 +172,7 @@ class Judge:
         self.reply({"lean": self.lean, "fraction": memory_fraction(self.device) if self.device.type == "cuda"
                     else None})
 
-    # ---------------------------------------------------------------- inputs
-    def _generate(self, seed: int, shared: bool = True) -> list:
-        """``get_inputs()`` under a hidden seed, created on the device, in the problem's dtype.
-
-        ``shared``: in the lent pool (the inputs may be exported to the candidate).
-        """
-        torch.manual_seed(seed)
-        with (self.shared_alloc() if shared else contextlib.nullcontext()), torch.device(self.device):
-            raw = list(self.module.get_inputs())
-            out = []
-            for v in raw:
-                if isinstance(v, torch.Tensor):
-                    v = v.to(self.device, dtype=self.dtype) if v.is_floating_point() else v.to(self.device)
-                out.append(v)
-        return out
-
-    def _lend(self, values: list, on_device: bool = True) -> tuple[list, list[int]]:
-        """Register tensors for export; plain values travel as JSON."""
-        items, keys = [], []
-        for v in values:
-            if isinstance(v, torch.Tensor):
-                if self.device.type == "cuda" and on_device and v.is_contiguous() and v.device == self.device:
-                    key = self.arena.adopt(v)  # already in the export pool: no copy
-                else:
-                    with self.shared_alloc():
-                        key, _ = self.arena.share(v.contiguous())
-                keys.append(key)
-                items.append({"kind": "tensor", "key": key})
-            else:
-                items.append({"kind": "value", "value": value_to_json(v)})
-        return items, keys
-
-    @staticmethod
-    def _items(items: list, metas: list[dict]) -> list:
-        by_key = {m["id"]: m for m in metas}
-        return [{"kind": "tensor", "shared": by_key[it["key"]]} if it["kind"] == "tensor" else it for it in items]
-
-    def _fill_unwritten(self, t: torch.Tensor) -> None:
-        """Staging content before the candidate writes: NaN, or hidden random values.
-
-        Never derived from the reference (the candidate can read its staging buffers).
-        """
-        if t.is_floating_point() or t.is_complex():
-            t.fill_(float("nan"))
-        elif t.numel():
-            g = torch.Generator(device=t.device).manual_seed(secrets.randbits(62))
-            if t.dtype == torch.bool:
-                t.copy_(torch.rand(t.shape, generator=g, device=t.device) < 0.5)
-            else:
-                t.copy_(torch.randint(0, 1 << 7 if t.dtype in (torch.int8, torch.uint8) else 1 << 15, t.shape,
-                                      generator=g, device=t.device).to(t.dtype))
-
-    def _staging(self, specs: list[tuple[list[int], torch.dtype]]) -> list[int]:
-        keys = []
-        for shape, dtype in specs:
-            with self.shared_alloc():
-                key, t = self.arena.empty(shape, dtype)
-            self._fill_unwritten(t)
-            keys.append(key)
-        return keys
-
-    def _staging_like_reference(self) -> list[int]:
-        return self._staging([(o["shape"], getattr(torch, o["dtype"])) for o in self.structure["outputs"]
-                              if "shape" in o])
-
-    @staticmethod
-    def _private(outs: list, inputs: list) -> list:
-        """Reference outputs that share memory with a lent input are copied (kept private)."""
-        spans = [(v.untyped_storage().data_ptr(), v.untyped_storage().nbytes()) for v in inputs
-                 if isinstance(v, torch.Tensor)]
-
-        def lent(o: torch.Tensor) -> bool:
-            p, n = o.untyped_storage().data_ptr(), o.untyped_storage().nbytes()
-            return any(p < q + m and q < p + n for q, m in spans if m and n)
-
-        return [o.clone() if isinstance(o, torch.Tensor) and lent(o) else o for o in outs]
-
-    def _staged(self, keys: list[int], layouts: list | None) -> list[torch.Tensor]:
-        """The staged outputs; a strided layout the parent copied as its raw span is read back through it."""
-        out = []
-        for i, k in enumerate(keys):
-            t = self.arena.tensor(k)
-            lay = layouts[i] if layouts and i < len(layouts) and isinstance(layouts[i], dict) else None
-            if lay and not lay.get("contiguous", True):
-                t = torch.as_strided(t, t.shape, [int(x) for x in lay["stride"]], 0).contiguous()
-            out.append(t)
-        return out
-
-    def _copy_rate(self, nbytes: int) -> float:
-        """Bytes per second of a plain copy between two shared buffers of about ``nbytes`` (best of 9).
-
-        The best of several copies: on a loaded host single copies are often preempted, and
-        a slow measurement would widen RH-61's allowance.
-        """
-        import time
-
-        n = max(1 << 20, min(int(nbytes), 64 << 20))
-        _, a = self.arena.empty([n], torch.uint8)
-        _, b = self.arena.empty([n], torch.uint8)
-        a.fill_(1)
-        b.fill_(2)  # both touched: the timed copies fault in no page
-        best = float("inf")
-        for _ in range(9):
-            t0 = time.perf_counter()
-            if self.device.type == "cpu":  # one thread, no pool wake-ups: steady on a loaded host
-                ctypes.memmove(b.data_ptr(), a.data_ptr(), n)
-            else:
-                b.copy_(a)
-            self.sync()
-            best = min(best, time.perf_counter() - t0)
-        self.arena.release()
-        return n / max(best, 1e-9)
-
-    def _forward(self, inputs: list) -> Any:
-        with torch.no_grad():
-            out = self.model(*inputs)
-        self.sync()
-        return out
-
     # ---------------------------------------------------------------- correctness
-    def _release(self) -> None:
-        """Drop what was lent and give its device memory back (lent sets can be GiBs).
-
-        A private allocator pool keeps its free blocks while it lives: reused for the
-        next lent tensor of a fitting size, never returned by ``empty_cache``.  Measured
-        on the H200, six input-sized segments piled up in one pool over a session (36 GiB
-        for a 6 GiB problem).  So every lent set gets a pool of its own: the old pool is
-        dropped here and ``empty_cache`` returns its segments once the candidate has
-        closed its handles (``ipc_collect``).
-        """
-        self.arena.release()
-        if self.device.type == "cuda":
-            torch.cuda.ipc_collect()
-            if self.pool is not None:
-                self.pool = torch.cuda.MemPool()
-            torch.cuda.empty_cache()
-
-    def _perturbed(self, seed: int, kind: str) -> tuple[list, list[str]]:
-        inputs = self._generate(seed)
-        rng = torch.Generator(device=self.device).manual_seed(seed ^ 0x5EED)
-        with self.shared_alloc():
-            return perturb(inputs, kind, rng)
-
-    def _reference(self, seed: int, kind: str | None) -> tuple[list, list, Any, list[str]]:
-        """Inputs (hidden seed, perturbed by ``kind``), the reference's flat outputs and raw result."""
-        skipped: list[str] = []
-        inputs = self._perturbed(seed, kind) if kind else (self._generate(seed), [])
-        inputs, skipped = inputs
-        torch.manual_seed(seed)
-        out = self._forward(inputs)
-        return inputs, self._private(_flat(out), inputs), out, skipped
-
-    def _kept_outputs(self, desc: dict) -> list:
-        """A kept probe's reference outputs: held, or (lean plan) recomputed from its seed."""
-        if desc.get("outs") is not None:
-            return desc["outs"]
-        if desc.get("inputs") is not None:
-            torch.manual_seed(desc["seed"])
-            return self._private(_flat(self._forward(desc["inputs"])), desc["inputs"])
-        return self._reference(desc["seed"], desc.get("kind"))[1]
-
-    def _describe(self, seed: int, kind: str | None, inputs: list, outs: list) -> dict:
-        """What the judge keeps of a probe to compare against later (lean: the seed only)."""
-        private = None
-        if not self._check_deterministic():  # get_inputs is not reproducible: keep the values
-            private = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
-        return {"seed": seed, "kind": kind, "inputs": private, "outs": None if self.lean else outs}
-
-    @staticmethod
-    def _finite(outs: list) -> bool:
-        return all(bool(torch.isfinite(o).all()) for o in outs
-                   if isinstance(o, torch.Tensor) and (o.is_floating_point() or o.is_complex()))
-
     def cmd_probe(self, header: dict) -> None:
         """A hidden input set, its reference outputs (kept here) and two staging sets.
 
@@ -500,7 +248,7 @@ class Judge:
             base = torch.cuda.memory_allocated(self.device)
         inputs, outs, _, _ = self._reference(seed, None)
         tensors = [o for o in outs if isinstance(o, torch.Tensor)]
-        in_bytes, out_bytes = _nbytes(inputs), _nbytes(tensors)
+        in_bytes, out_bytes = nbytes(inputs), nbytes(tensors)
         reply = {"input_bytes": in_bytes, "output_bytes": out_bytes, "finite": self._finite(tensors),
                  "copy_bytes_per_s": self._copy_rate(out_bytes)}
         if cuda:
@@ -530,7 +278,7 @@ class Judge:
                     out = model(*cast)
                 self.sync()
             return [o.to(self.dtype) if isinstance(o, torch.Tensor) and o.is_floating_point() else o
-                    for o in _flat(out)]
+                    for o in flat_outputs(out)]
         except Exception:
             return None
 
@@ -543,10 +291,6 @@ class Judge:
             cmp.match = cmp.rel_error <= limit
             cmp.reason = "" if cmp.match else f"norm-relative error {cmp.rel_error:.3g} above {limit:g}"
         return cmp
-
-    def _inputs_unchanged(self, keys: list[int], fps: list) -> bool:
-        self.sync()
-        return all(fingerprint(self.arena.tensor(k)) == fp for k, fp in zip(keys, fps))
 
     def cmd_judge(self, header: dict) -> None:
         """Compare both staged reads of the current probe with its reference outputs."""
@@ -594,14 +338,6 @@ class Judge:
         self.reply(result)
 
     # ---------------------------------------------------------------- timed calls
-    def _check_deterministic(self) -> bool:
-        if self.deterministic_inputs is None:
-            seed = secrets.randbits(62)
-            a = [fingerprint(v) for v in self._generate(seed, shared=False) if isinstance(v, torch.Tensor)]
-            b = [fingerprint(v) for v in self._generate(seed, shared=False) if isinstance(v, torch.Tensor)]
-            self.deterministic_inputs = a == b
-        return self.deterministic_inputs
-
     def cmd_timed_input(self, header: dict) -> None:
         """A fresh hidden input set for one timed candidate call (+ staging when spot-checked).
 
@@ -651,7 +387,7 @@ class Judge:
     def _spot_comparison(self, spot: dict) -> dict:
         inputs = spot["private"] if spot["private"] is not None else self._generate(spot["seed"])
         torch.manual_seed(spot["seed"])
-        refs = [o for o in _flat(self._forward(inputs)) if isinstance(o, torch.Tensor)]
+        refs = [o for o in flat_outputs(self._forward(inputs)) if isinstance(o, torch.Tensor)]
         return compare(self._staged(spot["stage"], spot["layouts"]), refs, self.spec["precision"]).as_dict()
 
     def _drop_spots(self) -> None:
