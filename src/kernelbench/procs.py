@@ -110,8 +110,10 @@ def get_context() -> Any:
         if _CTX is None:
             if "forkserver" in mp.get_all_start_methods():
                 ctx = mp.get_context("forkserver")
+                # torch and the harness modules (with what they would import on first use,
+                # kernelbench._worker_preload) load once here instead of in every worker
                 ctx.set_forkserver_preload(["kernelbench.forkserver_exit", "torch", "kernelbench.procs",
-                                            "kernelbench._forkserver_guard"])
+                                            "kernelbench._worker_preload", "kernelbench._forkserver_guard"])
                 from multiprocessing import forkserver
 
                 # Start the server now, with the scrubbed environment (workers can read its
