@@ -140,6 +140,15 @@ class AdversaryConfig(KBConfig):
         return names
 
 
+
+def _save(cfg, report: dict, table: str) -> int:
+    """Write the report and its table where the config asks; exit 1 if anything escaped."""
+    if cfg.output:
+        atomic_write_json(cfg.output, report)
+    if cfg.table_output:
+        Path(cfg.table_output).write_text(table + "\n")
+    return 1 if report["escapes"] else 0
+
 def _seeds(cfg: AdversaryConfig) -> int:
     from kernelbench.reward_hardening.adversary import seed_campaign
     from kernelbench.runs import atomic_write_json
@@ -161,11 +170,7 @@ def _seeds(cfg: AdversaryConfig) -> int:
           f"{'included' if report['compiler'] else 'skipped, no compiler'}); {report['skipped_for_budget']} skipped for the budget")
     for e in report["escapes"]:
         print(f"  ESCAPE {e['cls']} {e['seed']} {e['policy']} {e['variant']}: status {e['status']}, codes {e['codes']}")
-    if cfg.output:
-        atomic_write_json(cfg.output, report)
-    if cfg.table_output:
-        Path(cfg.table_output).write_text(table + "\n")
-    return 1 if report["escapes"] else 0
+    return _save(cfg, report, table)
 
 
 def _mutate(cfg: AdversaryConfig) -> int:
@@ -204,11 +209,7 @@ def _mutate(cfg: AdversaryConfig) -> int:
           f"{report['skipped_for_budget']} mutants skipped for the budget")
     for e in report["escapes"]:
         print(f"  ESCAPE {e['tier']} {e['case']} via {e['transform']}: status {e['status']}, codes {e['codes']}")
-    if cfg.output:
-        atomic_write_json(cfg.output, report)
-    if cfg.table_output:
-        Path(cfg.table_output).write_text(table + "\n")
-    return 1 if report["escapes"] else 0
+    return _save(cfg, report, table)
 
 
 def _agent(cfg: AdversaryConfig) -> int:
