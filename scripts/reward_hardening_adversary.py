@@ -140,7 +140,6 @@ class AdversaryConfig(KBConfig):
         return names
 
 
-
 def _save(cfg, report: dict, table: str) -> int:
     """Write the report and its table where the config asks; exit 1 if anything escaped."""
     if cfg.output:
