@@ -142,6 +142,8 @@ class AdversaryConfig(KBConfig):
 
 def _save(cfg, report: dict, table: str) -> int:
     """Write the report and its table where the config asks; exit 1 if anything escaped."""
+    from kernelbench.runs import atomic_write_json
+
     if cfg.output:
         atomic_write_json(cfg.output, report)
     if cfg.table_output:
@@ -150,7 +152,6 @@ def _save(cfg, report: dict, table: str) -> int:
 
 def _seeds(cfg: AdversaryConfig) -> int:
     from kernelbench.reward_hardening.adversary import seed_campaign
-    from kernelbench.runs import atomic_write_json
 
     def progress(r):
         print(f"  {r.cls:10s} {r.seed:16s} {r.policy:13s} {r.variant[:60]:60s} {r.outcome:8s} "
@@ -176,7 +177,6 @@ def _mutate(cfg: AdversaryConfig) -> int:
     if cfg.tier == "seeds":
         return _seeds(cfg)
     from kernelbench.reward_hardening.adversary import campaign
-    from kernelbench.runs import atomic_write_json
 
     cases = []
     if cfg.tier in ("static", "both"):
