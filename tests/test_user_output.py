@@ -399,7 +399,7 @@ def test_generation_and_hf_are_extras_and_the_dev_group_keeps_them():
     extras = project["project"]["optional-dependencies"]
     assert {"litellm", "python-dotenv"} <= _names(extras["gen"]) and "datasets" in _names(extras["hf"])
     dev = project["dependency-groups"]["dev"]
-    assert any(r.replace(" ", "").startswith("kernelbench-guard[gen,hf]") for r in dev)
+    assert any(r.replace(" ", "").startswith("kernelbench-guard[gen,hf,ray]") for r in dev)
     assert project["project"]["scripts"]["kernelguard"] == "kernelbench.__main__:main"
 
 

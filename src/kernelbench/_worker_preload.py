@@ -13,7 +13,6 @@ instead of in every worker.
 from __future__ import annotations
 
 import numpy  # noqa: F401
-import sympy  # noqa: F401
 import torch
 import torch._dynamo  # noqa: F401
 import torch.fx.experimental.symbolic_shapes  # noqa: F401

@@ -62,13 +62,14 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> tuple[An
 
 def crash_record(config: dict, deaths: list[dict]) -> dict:
     """The candidate's FAIL after its evaluation killed ``len(deaths)`` actors (RH-15, deaths as evidence)."""
-    from kernelbench.reward_hardening.findings import finding
+    from kernelbench.reward_hardening import policy
+    from kernelbench.reward_hardening.findings import observe
 
     hcfg = _hardening_config(config)
     text = f"the evaluation of this candidate killed its evaluator process {len(deaths)} times"
     rec = _evaluator_failure(config, text)
     rh = rec["reward_hardening"]
-    rh["findings"] = [finding("RH-15", hcfg.policy, {"actor_deaths": deaths, "error": text}).as_dict()]
+    rh["findings"] = [policy.judge(observe("RH-15", {"actor_deaths": deaths, "error": text}), hcfg.policy).as_dict()]
     rh["limitations"] = ["The evaluation process died while it ran this candidate, on a node that stayed up, "
                          f"{len(deaths)} times; nothing about the candidate is trusted."]
     rec["metadata"] = {"error": text, "ray_actor_deaths": deaths}
