@@ -15,7 +15,10 @@ appears twice is listed twice).  ``compare`` maps the baseline's fixture ids thr
 prints one row per fixture and exits 1 when any fixture of the baseline is missing or
 differs in status or codes.  Fixtures only in the later run are listed as new and do not
 fail the comparison.  Codes in ``--ignore`` (default RH-54, the timing-noise note, which
-describes the machine's load and not the candidate) are left out of both sides.
+describes the machine's load and not the candidate) are left out of both sides.  With
+``--manifest`` the fixtures' ``unstable`` codes are read from the red-team manifest
+(``kernelbench.reward_hardening.fixtures``; needs ``src`` on the path): a row whose
+only difference is such a code, once, is "same up to unstable" and does not fail.
 
 Runs in any process; needs only the standard library.
 """
@@ -183,9 +186,11 @@ def load(path: str) -> dict:
 
 # --------------------------------------------------------------------------- comparison
 def compare(before: dict, after: dict, ignore: tuple[str, ...] = DEFAULT_IGNORE,
-            renames: dict[str, str] | None = None) -> tuple[list[dict], bool]:
+            renames: dict[str, str] | None = None,
+            unstable: dict[str, tuple[str, ...]] | None = None) -> tuple[list[dict], bool]:
     """One row per fixture: baseline id, new id, both statuses and code lists, and the verdict."""
     renames = RENAMES if renames is None else renames
+    unstable = unstable or {}
     b, a = before["fixtures"], after["fixtures"]
 
     def codes(entry: dict) -> list[str]:
@@ -202,10 +207,15 @@ def compare(before: dict, after: dict, ignore: tuple[str, ...] = DEFAULT_IGNORE,
             row.update(status_after=None, codes_after=None, verdict="MISSING")
         else:
             row.update(status_after=now.get("status"), codes_after=codes(now))
-            same = (row["status_before"] == row["status_after"]
-                    and Counter(row["codes_before"]) == Counter(row["codes_after"]))
-            row["verdict"] = "same" if same else "DIFFERS"
-        ok &= row["verdict"] == "same"
+            cb, ca = Counter(row["codes_before"]), Counter(row["codes_after"])
+            allowed = Counter(unstable.get(new, ()))
+            if row["status_before"] == row["status_after"] and cb == ca:
+                row["verdict"] = "same"
+            elif row["status_before"] == row["status_after"] and not (cb - ca) - allowed and not (ca - cb) - allowed:
+                row["verdict"] = "same up to unstable " + ",".join(sorted(((cb - ca) + (ca - cb)).elements()))
+            else:
+                row["verdict"] = "DIFFERS"
+        ok &= row["verdict"].startswith("same")
         rows.append(row)
     for new in sorted(set(a) - seen):
         rows.append({"before": None, "after": new, "status_before": None, "codes_before": None,
@@ -244,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="comma-separated codes left out of both sides (default RH-54; '' keeps every code)")
     c.add_argument("--markdown", help="also write the full table to this Markdown file")
     c.add_argument("--changes-only", action="store_true", help="print only rows that are not 'same'")
+    c.add_argument("--manifest", action="store_true",
+                   help="allow each fixture's unstable codes (read from kernelbench.reward_hardening.fixtures)")
     args = p.parse_args(argv)
 
     if args.cmd == "extract":
@@ -260,10 +272,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(data['fixtures'])} fixtures -> {args.output}")
         return 0
     ignore = tuple(x.strip() for x in args.ignore.split(",") if x.strip())
-    rows, ok = compare(load(args.before), load(args.after), ignore)
+    unstable = None
+    if args.manifest:
+        from kernelbench.reward_hardening.fixtures import FIXTURES
+
+        unstable = {f.id: f.unstable for f in FIXTURES}
+    rows, ok = compare(load(args.before), load(args.after), ignore, unstable=unstable)
     text = table(rows, args.changes_only)
     print(text)
-    counts = Counter(r["verdict"] for r in rows)
+    counts = Counter(r["verdict"].split(" up to ")[0] + (" up to unstable" if " up to " in r["verdict"] else "")
+                     for r in rows)
     summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
     print(f"\n{summary}; ignored codes: {', '.join(ignore) or 'none'}")
     if args.markdown:

@@ -8,7 +8,8 @@ Every fixture of the manifest (:mod:`kernelbench.reward_hardening.fixtures.manif
 is evaluated on the hardened path (``evaluate_hardened``) against its bundled demo
 problem, under its own policy and mode, and its record is compared with what the
 fixture expects: the ``integrity_status`` and the EXACT multiset of finding codes
-(the machine-load note RH-54 left out).  Benign candidates must PASS; every attack must
+(the machine-load note RH-54 left out; a fixture's few ``unstable`` codes, seen to come
+and go between runs of the same code, may appear once more).  Benign candidates must PASS; every attack must
 be refused with exactly the listed findings.
 
 The exit status is 0 exactly when every observation matches its expectation, 1 when
@@ -135,7 +136,8 @@ def run_fixture(fixture: Any, args: argparse.Namespace) -> dict:
         "description": fixture.description,
         "source_file": fixture.source_file,
         "config": dict(fixture.config),
-        "expected": {"status": fixture.expected_status, "codes": list(fixture.codes)},
+        "expected": {"status": fixture.expected_status, "codes": list(fixture.codes),
+                     "unstable": list(fixture.unstable)},
         "observed": {"status": status, "codes": codes, "multiset": multiset,
                      "severities": {f.get("code"): f.get("severity") for f in rh.get("findings") or []},
                      "verified": rh.get("verified")},
@@ -161,7 +163,9 @@ def coverage(results: list[dict]) -> dict[str, dict]:
             "required_by": req,
             "required_and_observed": [i for i in req if i in seen],
             "observed_in": seen,
-            "unexpected_in": [] if code in AMBIENT_CODES else [i for i in seen if i not in req],
+            "unexpected_in": [] if code in AMBIENT_CODES else [
+                r["id"] for r in results if code in r["observed"]["codes"] and r["id"] not in req
+                and code not in r["expected"].get("unstable", ())],
         }
     return cov
 
