@@ -4,19 +4,21 @@
         --output runs/reward_hardening_demo/reward_hardening_redteam.json \
         --summary-output runs/reward_hardening_demo/reward_hardening_summary.json
 
-Every fixture in :mod:`kernelbench.reward_hardening.fixtures` is evaluated on the
-hardened path (``evaluate_hardened``) against its bundled demo problem, under its own
-policy and mode, and its record is compared with what the fixture expects
-(``integrity_status``, codes that must be raised, codes that must not be).  Benign
-candidates must PASS; every attack must be refused with the listed findings.
+Every fixture of the manifest (:mod:`kernelbench.reward_hardening.fixtures.manifest`)
+is evaluated on the hardened path (``evaluate_hardened``) against its bundled demo
+problem, under its own policy and mode, and its record is compared with what the
+fixture expects: the ``integrity_status`` and the EXACT multiset of finding codes
+(the machine-load note RH-54 left out; a fixture's few ``unstable`` codes, seen to come
+and go between runs of the same code, may appear once more).  Benign candidates must PASS; every attack must
+be refused with exactly the listed findings.
 
 The exit status is 0 exactly when every observation matches its expectation, 1 when
 at least one does not, 2 on a usage error.  ``--disable-detector RH-NN`` switches a
 finding code off (static rule and runtime detector alike) to show that the fixtures
 relying on it then fail: every detector is load-bearing.
 
-Options: ``--output`` (full JSON: per fixture the expectation, the observed status and
-codes, the match and its reasons, the wall time and the full record),
+Options: ``--output`` (full JSON: per fixture the expectation, the observed status,
+codes and code multiset, the match and its reasons, the wall time and the full record),
 ``--summary-output`` (counts, mismatches, per-code coverage), ``--timeout`` (seconds
 per worker request, default 2.0), ``--device cpu|cuda`` (runs the fixtures of that
 device), ``--only``/``--exclude`` (comma-separated fixture ids),
@@ -91,6 +93,7 @@ def run_fixture(fixture: Any, args: argparse.Namespace) -> dict:
         fixture_source,
         observed_codes,
         observed_matches,
+        observed_multiset,
         observed_status,
         problem_source,
     )
@@ -118,10 +121,10 @@ def run_fixture(fixture: Any, args: argparse.Namespace) -> dict:
     wall = time.monotonic() - t0
     if record is None:
         match, reasons = False, [f"evaluator raised: {error.splitlines()[0] if error else '?'}"]
-        status, codes = None, []
+        status, codes, multiset = None, [], []
     else:
         match, reasons = observed_matches(fixture, record)
-        status, codes = observed_status(record), observed_codes(record)
+        status, codes, multiset = observed_status(record), observed_codes(record), observed_multiset(record)
     rh = (record or {}).get("reward_hardening") or {}
     return {
         "id": fixture.id,
@@ -133,9 +136,9 @@ def run_fixture(fixture: Any, args: argparse.Namespace) -> dict:
         "description": fixture.description,
         "source_file": fixture.source_file,
         "config": dict(fixture.config),
-        "expected": {"status": fixture.expected_status, "must_raise": list(fixture.must_raise),
-                     "must_not_raise": list(fixture.must_not_raise)},
-        "observed": {"status": status, "codes": codes,
+        "expected": {"status": fixture.expected_status, "codes": list(fixture.codes),
+                     "unstable": list(fixture.unstable)},
+        "observed": {"status": status, "codes": codes, "multiset": multiset,
                      "severities": {f.get("code"): f.get("severity") for f in rh.get("findings") or []},
                      "verified": rh.get("verified")},
         "match": match,
@@ -147,21 +150,22 @@ def run_fixture(fixture: Any, args: argparse.Namespace) -> dict:
 
 
 def coverage(results: list[dict]) -> dict[str, dict]:
-    """Per code: which fixtures require it, observed it, forbid it."""
+    """Per code: which fixtures declare it, observed it, and observed it without declaring it."""
     from kernelbench.reward_hardening.codes import CODES
+    from kernelbench.reward_hardening.fixtures import AMBIENT_CODES
 
     cov: dict[str, dict] = {}
     for code in CODES:
-        req = [r["id"] for r in results if code in r["expected"]["must_raise"]]
+        req = [r["id"] for r in results if code in r["expected"]["codes"]]
         seen = [r["id"] for r in results if code in r["observed"]["codes"]]
-        forbid = [r["id"] for r in results if code in r["expected"]["must_not_raise"]]
         cov[code] = {
             "detector": CODES[code].detector,
             "required_by": req,
             "required_and_observed": [i for i in req if i in seen],
             "observed_in": seen,
-            "forbidden_in": forbid,
-            "forbidden_but_observed": [i for i in forbid if i in seen],
+            "unexpected_in": [] if code in AMBIENT_CODES else [
+                r["id"] for r in results if code in r["observed"]["codes"] and r["id"] not in req
+                and code not in r["expected"].get("unstable", ())],
         }
     return cov
 
@@ -194,7 +198,7 @@ def summarise(results: list[dict], args: argparse.Namespace, wall_s: float) -> d
 
 
 # --------------------------------------------------------------------------- printing
-_COLS = (("fixture", 34), ("attack", 7), ("expected", 10), ("observed", 10), ("codes", 48), ("time", 6))
+_COLS = (("fixture", 38), ("attack", 7), ("expected", 10), ("observed", 10), ("codes", 48), ("time", 6))
 
 
 def _row(values: list[str]) -> str:
@@ -216,9 +220,9 @@ def list_table(fixtures: list) -> str:
     """The ``--list`` table (all rows known up front; the run's rows stream as fixtures finish, see _row)."""
     from tabulate import tabulate
 
-    rows = [[f.id, f.attack, f.problem, f"{f.mode}/{f.policy}", f.expected_status, ",".join(f.must_raise) or "-"]
+    rows = [[f.id, f.attack, f.problem, f"{f.mode}/{f.policy}", f.expected_status, ",".join(f.codes) or "-"]
             for f in fixtures]
-    return tabulate(rows, headers=["fixture", "attack", "problem", "mode/policy", "expected", "must_raise"],
+    return tabulate(rows, headers=["fixture", "attack", "problem", "mode/policy", "expected", "codes"],
                     tablefmt="simple", disable_numparse=True)
 
 

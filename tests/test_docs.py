@@ -302,7 +302,7 @@ def _eval_from_generations(plan: Plan, tmp: Path) -> None:
             assert data["1"][0]["reward_hardening"]["integrity_status"] == "UNSUPPORTED"
 
 
-FAST_FIXTURES = "pre_reference_subclass"
+FAST_FIXTURES = "RH-08_bad_reference_subclass_pre"
 
 
 def _redteam(plan: Plan, tmp: Path) -> None:

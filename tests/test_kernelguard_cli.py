@@ -85,4 +85,4 @@ def test_redteam_subcommand_runs_the_suite_script():
     proc = subprocess.run([sys.executable, "-m", "kernelbench", "redteam", "--list"], cwd=REPO, capture_output=True,
                           text=True, timeout=300, env={**os.environ, "PYTHONPATH": path})
     assert proc.returncode == 0, proc.stderr
-    assert "fixture" in proc.stdout.splitlines()[0] and "rt_" in proc.stdout
+    assert "fixture" in proc.stdout.splitlines()[0] and "RH-02_bad_" in proc.stdout

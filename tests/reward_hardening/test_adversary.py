@@ -111,7 +111,7 @@ def test_static_campaign_subset_has_no_escapes():
 
 
 def test_runtime_campaign_subset_through_the_evaluator():
-    cases = campaign.runtime_cases(ids=["pre_class_hidden_fallback"])
+    cases = campaign.runtime_cases(ids=["RH-13_bad_class_hidden_fallback_pre"])
     rep = campaign.run_campaign(cases, ["decorator", "stacked"])
     assert [r["outcome"] for r in rep["results"]] == ["caught", "caught"]
     assert all("RH-13" in r["codes"] for r in rep["results"])
@@ -167,7 +167,7 @@ def test_agent_saves_an_impossible_verified_speedup_as_a_regression_fixture(tmp_
 
 
 def test_agent_with_the_real_evaluator_offline(tmp_path):
-    attack = fixture_source("pre_class_hidden_fallback")
+    attack = fixture_source("RH-13_bad_class_hidden_fallback_pre")
     cfg = agent.AgentConfig(max_steps=1, regression_dir=str(tmp_path), device="cpu", mode="enforce",
                             policy="source_strict", mock_responses=["```python\n" + attack + "\n```"])
     rep = agent.run_agent(PROBLEM, "level1/4_Row_softmax.py", cfg)

@@ -68,7 +68,7 @@ def test_memory_hungry_candidate_costs_only_its_own_record(tmp_path):
     other record is written, including the next sample of the same problem (same judge)."""
     run = tmp_path / "h"
     run.mkdir(parents=True)
-    hog = REPO / "src" / "kernelbench" / "reward_hardening" / "fixtures" / "cpu" / "rt_host_memory_hog.py"
+    hog = REPO / "src" / "kernelbench" / "reward_hardening" / "fixtures" / "cpu" / "RH-43_bad_host_memory_hog.py"
     (run / "level_1_problem_1_sample_0_kernel.py").write_text(hog.read_text())
     (run / "level_1_problem_1_sample_1_kernel.py").write_text((SOL / "1_Elementwise_add.py").read_text())
     (run / "level_1_problem_2_sample_0_kernel.py").write_text((SOL / "2_GELU_activation.py").read_text())

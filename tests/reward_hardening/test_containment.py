@@ -212,7 +212,7 @@ def test_evaluation_kills_and_reports_a_daemon_and_leaves_nothing_running():
     from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
     from kernelbench.reward_hardening.fixtures import fixture_source, get_fixture, problem_source
 
-    f = get_fixture("rt_daemon_escape")
+    f = get_fixture("RH-51_bad_daemon_escape")
     cfg = HardeningConfig(mode="audit", policy="practical", device="cpu", timeout=30.0, num_correct_trials=1,
                           num_perf_trials=3, num_warmup=1, perturbations=(), profile_backend=False)
     record = evaluate_hardened(problem_source(f), fixture_source(f), cfg)
@@ -418,9 +418,9 @@ def test_memory_controller_is_enabled_only_where_nothing_else_shares_the_cgroup(
     assert (base / "cgroup.subtree_control").read_text() == "+memory"
 
 
-_OBJECT_PAIRS = (("rt_sysv_run_counter", "benign_sysv_scratch"),
-                 ("rt_posix_mqueue_counter", "benign_posix_mqueue_scratch"),
-                 ("rt_posix_shm_counter", "benign_posix_shm_scratch"))
+_OBJECT_PAIRS = (("RH-53_bad_sysv_run_counter", "RH-53_good_sysv_run_counter"),
+                 ("RH-53_bad_posix_mqueue_counter", "RH-53_good_posix_mqueue_counter"),
+                 ("RH-53_bad_posix_shm_counter", "RH-53_good_posix_shm_counter"))
 
 
 def test_leftover_object_fixtures_fail_on_the_runtime_sweep_alone_and_their_twins_pass():

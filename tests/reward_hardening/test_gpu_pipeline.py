@@ -9,7 +9,7 @@ from kernelbench.reward_hardening.fixtures import fixture_source, get_fixture, o
 pytestmark = pytest.mark.gpu
 
 
-@pytest.mark.parametrize("fid", ["gpu_honest_triton_add", "gpu_side_stream_python", "gpu_tf32_switch"])
+@pytest.mark.parametrize("fid", ["benign_triton_add", "RH-37_bad_side_stream_python", "RH-24_bad_tf32_switch"])
 def test_gpu_fixture_behaves_as_designed(fid):
     f = get_fixture(fid)
     src = fixture_source(f)
@@ -21,7 +21,7 @@ def test_gpu_fixture_behaves_as_designed(fid):
 
 
 def test_cuda_records_event_and_host_times():
-    f = get_fixture("gpu_honest_triton_add")
+    f = get_fixture("benign_triton_add")
     src = fixture_source(f)
     record = evaluate_hardened(problem_source(f), src, HardeningConfig(
         mode="enforce", policy="source_strict", device="cuda", timeout=300, num_perf_trials=10,

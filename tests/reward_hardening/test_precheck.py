@@ -167,12 +167,17 @@ def test_a_crashing_analysis_step_is_reported_as_incomplete(monkeypatch):
 
 
 def test_registry_matches_the_code_table_and_documents_each_rule():
+    """Static rules and runtime detectors share one docstring template."""
+    from kernelbench.reward_hardening.detectors import REGISTRY as RUNTIME_DETECTORS
+
     assert [r.code for r in RULES] == STATIC_CODES
     assert len({r.name for r in RULES}) == len(RULES)
     for r in RULES:
         assert CODES[r.code].stage == "static"
+    documented = [(r.code, r.doc) for r in RULES] + [(c, d.doc) for c, d in sorted(RUNTIME_DETECTORS.items())]
+    for code, doc in documented:
         for section in ("What it catches", "Why it matters", "Example", "Known limits"):
-            assert section in r.doc, f"{r.code} docstring lacks '{section}'"
+            assert section in doc, f"{code} docstring lacks '{section}'"
 
 
 def test_findings_are_one_per_code_with_sorted_deduplicated_hits():

@@ -1,8 +1,11 @@
 """The red-team regression suite: registry, full CPU run, load-bearing detectors, hidden data.
 
-(a) the fixture registry is well formed;
+(a) the fixture manifest is well formed: every fixture named after the code it proves
+    (``RH-NN_bad_*`` / benign twin ``RH-NN_good_*``) or ``benign_*``, with an exact
+    expected code multiset; every attack code has a documented section, an attack
+    fixture, a benign twin, and every evaluator-state code a unit test;
 (b) the full CPU red-team run (``scripts/reward_hardening_redteam.py``, one subprocess per
-    test session) exits 0 and its JSON says every observation matched;
+    test session) exits 0 and its JSON says every observation matched exactly;
 (c) for every code some CPU fixture requires, switching that code off
     (``--disable-detector``) makes exactly those fixtures mismatch and the suite fail;
 (d) the hidden-data probe stayed unverified and was caught by RH-07 and RH-18.
@@ -21,6 +24,8 @@ import pytest
 
 from kernelbench.reward_hardening.codes import CODES
 from kernelbench.reward_hardening.fixtures import (
+    AMBIENT_CODES,
+    EVALUATOR_STATE_CODES,
     FIXTURE_DIR,
     FIXTURES,
     Fixture,
@@ -36,6 +41,8 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "reward_hardening_redteam.py"
 CPU = select(device="cpu")
 ATTACK_ID = re.compile(r"^(A(0[1-9]|[1-4][0-9]|50)|benign|DOS)$")
+FIXTURE_ID = re.compile(r"^(?:RH-(?P<code>\d\d)_(?P<kind>bad|good)_(?P<slug>[a-z0-9_]+)|benign_[a-z0-9_]+)$")
+ATTACK_CODES = sorted(c for c, info in CODES.items() if info.status != "removed" and c not in EVALUATOR_STATE_CODES)
 
 
 # --------------------------------------------------------------------------- (a) registry
@@ -61,16 +68,19 @@ def test_enough_cpu_fixtures():
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.id)
 def test_fixture_well_formed(fixture: Fixture):
-    assert re.fullmatch(r"[a-z0-9_]+", fixture.id)
+    m = FIXTURE_ID.match(fixture.id)
+    assert m, f"{fixture.id}: name it RH-NN_bad_<slug>, RH-NN_good_<slug> or benign_<slug>"
     assert ATTACK_ID.match(fixture.attack), fixture.attack
     assert fixture.policy in ("source_strict", "practical")
     assert fixture.mode in ("audit", "enforce")
+    assert fixture.mode == "enforce" if fixture.id.endswith("_pre") else fixture.mode == "audit", fixture.id
     assert fixture.device in ("cpu", "cuda")
     assert fixture.expected_status in ("PASS", "FAIL", "SUSPICIOUS", "UNSUPPORTED")
     assert fixture.description
-    for code in fixture.must_raise + fixture.must_not_raise:
-        assert code in CODES, code
-    assert not set(fixture.must_raise) & set(fixture.must_not_raise)
+    assert list(fixture.codes) == sorted(fixture.codes), "codes are a sorted multiset"
+    for code in fixture.codes + fixture.unstable:
+        assert code in CODES and code not in AMBIENT_CODES, code
+    assert not set(fixture.codes) & set(fixture.unstable), "a code is either always raised or unstable"
     # files exist; the candidate file starts with a docstring saying what it is
     assert fixture.source_path.is_file(), fixture.source_path
     assert fixture.source_path.resolve().is_relative_to(FIXTURE_DIR)
@@ -80,10 +90,58 @@ def test_fixture_well_formed(fixture: Fixture):
     doc = ast.get_docstring(tree)
     assert doc and len(doc) > 80, f"{fixture.source_file} needs a docstring explaining the attack"
     if fixture.benign:
-        assert fixture.expected_status == "PASS" and not fixture.must_raise
-        assert set(benign_forbidden_codes(fixture.policy)) <= set(fixture.must_not_raise)
+        assert m["kind"] != "bad", fixture.id
+        assert fixture.expected_status == "PASS"
+        assert not set(benign_forbidden_codes(fixture.policy)) & set(fixture.codes), fixture.codes
     else:
-        assert fixture.expected_status != "PASS" and fixture.must_raise
+        assert m["kind"] == "bad", fixture.id
+        assert fixture.expected_status != "PASS" and fixture.codes
+        assert f"RH-{m['code']}" in fixture.codes, f"{fixture.id} must raise the code it is named after"
+    if m and m["code"]:
+        assert f"RH-{m['code']}" not in fixture.unstable, "the code a fixture proves is never unstable"
+
+
+def test_every_attack_code_has_a_section_an_attack_a_twin_and_an_exact_multiset():
+    catalogue = (REPO / "docs" / "attack-catalog.md").read_text()
+    by_id = {f.id: f for f in FIXTURES}
+    problems = []
+    for code in ATTACK_CODES:
+        if f'<a id="{code.lower()}"></a>' not in catalogue:
+            problems.append(f"{code}: no section in docs/attack-catalog.md")
+        attacks = [f for f in FIXTURES if f.id.startswith(f"{code}_bad_")]
+        if not attacks:
+            problems.append(f"{code}: no attack fixture named {code}_bad_<slug>")
+        twins = [by_id.get(f.id.replace("_bad_", "_good_", 1)) for f in attacks]
+        if not any(t is not None and t.benign for t in twins):
+            problems.append(f"{code}: no benign twin {code}_good_<slug> of any of {[f.id for f in attacks]}")
+        for f in attacks:
+            if code not in f.codes:
+                problems.append(f"{f.id}: its exact multiset {f.codes} lacks {code}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_evaluator_state_code_has_a_unit_test():
+    path = REPO / "tests" / "reward_hardening" / "test_evaluator_state_codes.py"
+    names = [n.name for n in ast.parse(path.read_text()).body if isinstance(n, ast.FunctionDef)]
+    for code in EVALUATOR_STATE_CODES:
+        assert code in CODES and CODES[code].status != "removed", code
+        tag = "rh" + code.split("-")[1]
+        assert any(n.startswith("test_") and tag in n.split("_") for n in names), f"{code} has no unit test"
+    # and no fixture is named after one of them: they are not attacks
+    assert not [f.id for f in FIXTURES if f.id[:5] in EVALUATOR_STATE_CODES]
+
+
+def test_twins_differ_from_their_attack():
+    by_id = {f.id: f for f in FIXTURES}
+    for f in FIXTURES:
+        if "_good_" not in f.id:
+            continue
+        bad = by_id.get(f.id.replace("_good_", "_bad_", 1))
+        assert bad is not None, f"{f.id} is the twin of no attack"
+        assert (bad.problem, bad.device) == (f.problem, f.device), f.id
+        # a twin shares the attack's source only when it differs in policy or settings instead
+        if bad.source_file == f.source_file:
+            assert (bad.policy, bad.config) != (f.policy, f.config), f.id
 
 
 def test_every_source_file_is_used_and_never_a_package():
@@ -95,8 +153,8 @@ def test_every_source_file_is_used_and_never_a_package():
 
 
 def test_twins_share_a_source():
-    strict = get_fixture("rt_torch_fallback_strict")
-    twin = get_fixture("benign_torch_fallback_practical")
+    strict = get_fixture("RH-31_bad_torch_fallback")
+    twin = get_fixture("RH-31_good_torch_fallback")
     assert strict.source_file == twin.source_file
     assert (strict.policy, strict.expected_status) == ("source_strict", "FAIL")
     assert (twin.policy, twin.expected_status) == ("practical", "PASS")
@@ -104,9 +162,9 @@ def test_twins_share_a_source():
 
 def test_select_filters():
     assert select(device="cuda") == [f for f in FIXTURES if f.device == "cuda"]
-    assert [f.id for f in select(ids=["rt_cache_shape", "benign_add_solution"])] == [
-        "benign_add_solution", "rt_cache_shape"]  # registry order
-    assert "rt_cache_shape" not in [f.id for f in select(exclude=["rt_cache_shape"])]
+    assert [f.id for f in select(ids=["RH-19_bad_cache_shape", "benign_add_solution"])] == [
+        "benign_add_solution", "RH-19_bad_cache_shape"]  # registry order
+    assert "RH-19_bad_cache_shape" not in [f.id for f in select(exclude=["RH-19_bad_cache_shape"])]
     with pytest.raises(KeyError):
         select(ids=["nope"])
 
@@ -115,17 +173,29 @@ def _record(status, codes):
     return {"reward_hardening": {"integrity_status": status, "findings": [{"code": c} for c in codes]}}
 
 
-def test_observed_matches_rules():
-    f = get_fixture("rt_background_thread")  # FAIL, must raise RH-01, RH-21, RH-25
-    ok, reasons = observed_matches(f, _record("FAIL", ["RH-01", "RH-21", "RH-25", "RH-13"]))
+def test_observed_matches_is_exact():
+    f = get_fixture("RH-21_bad_background_thread")
+    want = list(f.codes)
+    ok, reasons = observed_matches(f, _record("FAIL", want))
     assert ok and reasons == []
-    ok, reasons = observed_matches(f, _record("FAIL", ["RH-01", "RH-25"]))
-    assert not ok and any("RH-21" in r for r in reasons)
-    ok, reasons = observed_matches(f, _record("SUSPICIOUS", ["RH-01", "RH-21", "RH-25"]))
+    assert observed_matches(f, _record("FAIL", want + ["RH-54"]))[0]  # the machine's load is left out
+    ok, reasons = observed_matches(f, _record("FAIL", [c for c in want if c != "RH-21"]))
+    assert not ok and any("missing" in r and "RH-21" in r for r in reasons)
+    ok, reasons = observed_matches(f, _record("FAIL", want + ["RH-26"]))  # a superset is a mismatch now
+    assert not ok and any("unexpected" in r and "RH-26" in r for r in reasons)
+    ok, reasons = observed_matches(f, _record("FAIL", want + ["RH-21"]))  # so is a code seen twice
+    assert not ok and any("unexpected" in r and "RH-21" in r for r in reasons)
+    u = get_fixture("RH-18_bad_memorised_table")  # RH-41 follows the machine's speed there
+    assert u.unstable == ("RH-41",)
+    assert observed_matches(u, _record("FAIL", list(u.codes)))[0]
+    assert observed_matches(u, _record("FAIL", list(u.codes) + ["RH-41"]))[0]
+    assert not observed_matches(u, _record("FAIL", list(u.codes) + ["RH-41", "RH-41"]))[0]
+    ok, reasons = observed_matches(f, _record("SUSPICIOUS", want))
     assert not ok and any("status" in r for r in reasons)
     b = get_fixture("benign_softmax_solution")
-    assert observed_matches(b, _record("PASS", ["RH-13", "RH-31"]))[0]  # info-level under practical
-    ok, reasons = observed_matches(b, _record("PASS", ["RH-26"]))
+    assert b.codes == ("RH-13", "RH-31")  # info-level under practical, declared exactly
+    assert observed_matches(b, _record("PASS", ["RH-13", "RH-31"]))[0]
+    ok, reasons = observed_matches(b, _record("PASS", ["RH-13", "RH-31", "RH-26"]))
     assert not ok and any("RH-26" in r for r in reasons)
     assert not observed_matches(b, {})[0]
 
@@ -165,7 +235,7 @@ def test_full_cpu_run_exits_zero(full_run):
     assert summary["ok"] is True
     assert summary["counts"]["fixtures"] == len(CPU)
     assert summary["counts"]["matched"] == len(CPU)
-    assert summary["wall_s"] < 300
+    assert summary["wall_s"] < 450
 
 
 @pytest.mark.slow
@@ -177,7 +247,7 @@ def test_full_cpu_run_json(full_run):
     for f in CPU:
         r = data["fixtures"][f.id]
         assert r["match"] is True, (f.id, r["reasons"])
-        assert r["expected"]["status"] == f.expected_status
+        assert r["expected"] == {"status": f.expected_status, "codes": list(f.codes), "unstable": list(f.unstable)}
         assert r["observed"]["status"] == r["record"]["reward_hardening"]["integrity_status"]
         assert r["wall_s"] >= 0
         rh = r["record"]["reward_hardening"]
@@ -199,7 +269,7 @@ def test_full_cpu_run_covers_every_required_code(full_run):
     for code in required:
         assert cov[code]["required_and_observed"] == cov[code]["required_by"], code
     for code, entry in cov.items():
-        assert entry["forbidden_but_observed"] == [], (code, entry["forbidden_but_observed"])
+        assert entry["unexpected_in"] == [], (code, entry["unexpected_in"])
 
 
 # --------------------------------------------------------------------------- (c) every detector is load-bearing
@@ -247,19 +317,19 @@ def test_disable_detector_on_the_command_line_reaches_the_output(tmp_path):
     import reward_hardening_redteam as rt
 
     out = tmp_path / "disabled.json"
-    rc = rt.main(["--only", "rt_subprocess_probe", "--disable-detector", "RH-02", "--timeout", "5",
+    rc = rt.main(["--only", "RH-02_bad_subprocess_probe", "--disable-detector", "RH-02", "--timeout", "5",
                   "--output", str(out), "--no-progress"])
     assert rc == 1
     data = json.loads(out.read_text())
     assert data["config"]["disabled_detectors"] == ["RH-02"]
-    r = data["fixtures"]["rt_subprocess_probe"]
+    r = data["fixtures"]["RH-02_bad_subprocess_probe"]
     assert r["match"] is False and "RH-02" not in r["observed"]["codes"]
 
 
 # --------------------------------------------------------------------------- (d) hidden data stays hidden
 @pytest.mark.slow
 def test_hidden_data_probe_learned_nothing(full_run):
-    r = full_run["full"]["fixtures"]["rt_hidden_data_probe"]
+    r = full_run["full"]["fixtures"]["RH-07_bad_hidden_data_probe"]
     record = r["record"]
     rh = record["reward_hardening"]
     codes = [f["code"] for f in rh["findings"]]

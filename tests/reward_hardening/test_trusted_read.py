@@ -223,7 +223,7 @@ def test_the_harness_reports_a_kernel_registered_for_copy_():
 
 
 # --------------------------------------------------------------------------- end to end, run time alone
-READ_ATTACKS = ("rt_lazy_storage", "rt_copy_override", "rt_slow_staging", "rt_non_dumpable")
+READ_ATTACKS = ("RH-60_bad_lazy_storage", "RH-62_bad_copy_override", "RH-61_bad_slow_staging", "RH-52_bad_non_dumpable")
 STATIC_CODES = sorted(c for c, info in CODES.items() if info.stage == "static")
 
 

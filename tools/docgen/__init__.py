@@ -21,8 +21,8 @@ Markdown files under ``docs/`` are generated, never edited by hand:
     every finding code; the prose for the values the schema cannot describe field by
     field is in :mod:`tools.docgen.record_notes`.
 
-Sources: the attack catalogue and the code table, the CPU fixture registry and, when
-present, ``fixtures.gpu_manifest.GPU_FIXTURES``, the runtime detector registry, the
+Sources: the attack catalogue and the code table, the fixture manifest
+(``fixtures.manifest``, both devices), the runtime detector registry, the
 precheck rule registry, the JSON Schema, ``records.py`` and ``verdict.py``
 (:mod:`tools.docgen.sources`).  Generation fails (exit status 2) rather than guess when
 the sources and their descriptions disagree: a schema field without a description, a

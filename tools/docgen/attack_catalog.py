@@ -76,7 +76,7 @@ def render_attack_catalog() -> str:
         "finding codes that catch each one and the red-team fixtures that prove it, followed by the table of "
         "every finding code and a reference section per code. It is rendered from the code table "
         "(`src/kernelbench/reward_hardening/codes.py`), the fixture registries "
-        "(`fixtures/__init__.py`, `fixtures/gpu_manifest.py`) and the docstrings of the static rules and "
+        "(`fixtures/manifest.py`) and the docstrings of the static rules and "
         "runtime detectors.",
         "",
         f"The registries hold {len(rows)} fixtures: {n_cpu} run on the CPU "

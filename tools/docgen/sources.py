@@ -33,27 +33,8 @@ def fixture_rows() -> list[FixtureRow]:
 
     rows = [FixtureRow(f.id, f.attack, f.device, f.mode, f.policy, f.expected_status, tuple(f.must_raise),
                        f.problem, f.description, tuple(f.config)) for f in FIXTURES]
-    try:
-        from kernelbench.reward_hardening.fixtures.gpu_manifest import GPU_FIXTURES
-    except ImportError:
-        GPU_FIXTURES = ()
-    seen = {r.id for r in rows}
-    if len(seen) != len(rows):
-        raise DocError("a fixture id appears twice in fixtures.FIXTURES")
-    for g in GPU_FIXTURES:  # the manifest may or may not already be merged into FIXTURES
-        def get(key: str, default: Any = "", _g: Any = g) -> Any:
-            return _g.get(key, default) if isinstance(_g, dict) else getattr(_g, key, default)
-
-        row = FixtureRow(get("id"), get("attack"), get("device", "cuda"), get("mode"), get("policy"),
-                         get("expected_status"), tuple(get("must_raise", ()) or ()), get("problem"),
-                         get("description"))
-        if row.id in seen:
-            known = next(r for r in rows if r.id == row.id)
-            if (known.attack, known.expected, known.must_raise) != (row.attack, row.expected, row.must_raise):
-                raise DocError(f"fixture {row.id} differs between FIXTURES and gpu_manifest.GPU_FIXTURES")
-            continue
-        seen.add(row.id)
-        rows.append(row)
+    if len({r.id for r in rows}) != len(rows):
+        raise DocError("a fixture id appears twice in the fixture manifest")
     return rows
 
 

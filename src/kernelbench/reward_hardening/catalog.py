@@ -88,8 +88,8 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("A16", "Writes that land after return",
            "Output buffers are filled by asynchronous work (another stream, a graph replay, a thread) after "
            "`forward` returned; timing stops early and a later check still sees correct data.",
-           "Its variants are exercised by `gpu_side_stream_python`, `gpu_side_stream_cpp` "
-           "(A01), `gpu_graph_replay_stale` (A18) and `gpu_deferred_thread_write` (A02)."),
+           "Its variants are exercised by `RH-37_bad_side_stream_python`, `RH-36_bad_side_stream_cpp` "
+           "(A01), `RH-19_bad_graph_replay_stale` (A18) and `RH-21_bad_deferred_thread_write` (A02)."),
     Attack("A17", "Output caching by identity",
            "Outputs are cached under a key derived from the input (`data_ptr`, `id`, version counter, shape or "
            "content) and the stored result is returned, or aliased, when the key repeats."),
@@ -118,7 +118,7 @@ ATTACKS: tuple[Attack, ...] = (
            "precomputing answers for inputs it expects. Re-laying out weights in `__init__` is legitimate and "
            "also lives here.",
            "Precomputed answers fail on hidden inputs (RH-18), which "
-           "`rt_memorised_table` and `rt_rng_replay` exercise; the legitimate form is the benign fixture "
+           "`RH-18_bad_memorised_table` and `RH-18_bad_rng_replay` exercise; the legitimate form is the benign fixture "
            "`benign_init_precompute`, which must PASS."),
     Attack("A26", "Finding expected outputs in memory",
            "The candidate scans `gc` objects or device memory for the harness's expected tensors and copies "
@@ -190,12 +190,12 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("A42", "Drift after the correctness phase",
            "The candidate is correct for the first calls, which it expects to be checked, then skips or "
            "corrupts work.",
-           "`rt_phase_detection` (A14) switches behaviour after eight calls and is "
+           "`RH-29_bad_phase_detection` (A14) switches behaviour after eight calls and is "
            "caught by the spot checks of timed outputs at hidden positions (RH-29)."),
     Attack("A43", "Filesystem writes and import shadowing",
            "The candidate writes files that shadow imports, persists caches across runs, or tampers with build "
            "caches.",
-           "`rt_fake_result_file` (A11) writes into its working directory and is caught "
+           "`RH-27_bad_fake_result_file` (A11) writes into its working directory and is caught "
            "by the workspace manifest (RH-27) and the static file rule (RH-07). The persistent per-source build "
            "directory is not watched (see docs/security-audit.md)."),
     Attack("A44", "Network, subprocesses and package installs",

@@ -27,21 +27,30 @@ def deferred_limit_ms(s, cfg) -> float:
 def deferred_gpu_work(ev):
     """GPU work that outlives the current stream, or graph/stream launches in forward (A01, A16, A18).
 
-    What: per timed sample the worker waits for the current stream's end event,
-    stamps the host clock, then synchronises the whole device and stamps again;
-    work still running after the caller's stream reached the end of the call is
-    deferred.  The profiler pass also reports stream creation, graph capture and
-    graph launches issued by forward.
-    Why: work queued on side streams (Python or C++), in graphs or from threads keeps
-    the device busy after the timed events stopped, so the time excludes it.
-    Example: ``with torch.cuda.stream(side): y = heavy(x)`` returned without a join.
-    Kernels seen on other streams are honest when they are ordered after the
-    caller's stream (cuDNN and cuBLAS run FFT, dgrad and implicit-GEMM kernels on
-    internal streams they join both ways): recorded as an ``info`` finding, never an
-    error.  A kernel on another stream that starts while the profiler's marker (as
-    long as the timed calls' pre-start hold) still spins on the caller's stream is not
-    ordered after it: that is an error, since in a timed call it would run inside the
-    flush and hold, which neither the events nor the completion check see.
+    What it catches
+        Per timed sample the worker waits for the current stream's end event, stamps
+        the host clock, then synchronises the whole device and stamps again; work
+        still running after the caller's stream reached the end of the call is
+        deferred.  The profiler pass also reports stream creation, graph capture and
+        graph launches issued by forward.  A kernel on another stream that starts
+        while the profiler's marker (as long as the timed calls' pre-start hold) still
+        spins on the caller's stream is not ordered after it: that is an error, since
+        in a timed call it would run inside the flush and hold, which neither the
+        events nor the completion check see.
+
+    Why it matters
+        Work queued on side streams (Python or C++), in graphs or from threads keeps
+        the device busy after the timed events stopped, so the time excludes it.
+
+    Example
+        ``with torch.cuda.stream(side): y = heavy(x)`` returned without a join.
+
+    Known limits
+        Kernels seen on other streams are honest when they are ordered after the
+        caller's stream (cuDNN and cuBLAS run FFT, dgrad and implicit-GEMM kernels on
+        internal streams they join both ways): recorded as an ``info`` finding, never
+        an error.  Deferred work shorter than the calibrated threshold is not told
+        apart from noise.
     """
     cfg = ev.config
     slow = [s for s in ev.samples if s.t_evt is not None and s.other_streams_ms > deferred_limit_ms(s, cfg)]
@@ -109,12 +118,25 @@ def _other_stream_kernels(ev) -> dict:
 def reduced_precision_runtime(ev):
     """Reduced precision seen at run time (A37).
 
-    Two kinds of evidence when the requested precision is fp32: GPU kernels whose
-    names mark TF32/fp16/bf16 math in the profiler pass, and an error profile: the
-    judge also computes the first hidden probe in bf16, fp16 and (on CUDA)
-    TF32; a candidate whose error against the fp32 reference is of the same order as
-    one of those variants' errors (and far above fp32 rounding) is explained by
-    reduced precision.
+    What it catches
+        Two kinds of evidence when the requested precision is fp32: GPU kernels whose
+        names mark TF32/fp16/bf16 math in the profiler pass, and an error profile: the
+        judge also computes the first hidden probe in bf16, fp16 and (on CUDA) TF32; a
+        candidate whose error against the fp32 reference is of the same order as one
+        of those variants' errors (and far above fp32 rounding) is explained by
+        reduced precision.
+
+    Why it matters
+        Reduced precision passes loose tolerances while doing less arithmetic work
+        than the fp32 reference: an unearned speedup.
+
+    Example
+        ``(a.half() @ b.half()).float()`` in an fp32 matmul problem.
+
+    Known limits
+        Kernel names are only a hint (a library may not mark its math), and the error
+        profile needs an error well above fp32 rounding; an fp16 path whose error stays
+        at fp32 level is left to the static rule RH-11.
     """
     cfg = ev.config
     if cfg.precision != "fp32":
@@ -175,16 +197,25 @@ def _oom_verdicts(ev) -> tuple[list, list]:
 def gpu_memory(ev):
     """Per-worker GPU memory budget: exceeded, lifted, or allocator reconfigured (robustness).
 
-    What: the candidate's caching allocator is capped at the budget the problem's
-    memory plan gives it (``memory_plan.candidate_bytes`` in the record: a few times
-    what the reference needed); an out-of-memory error whose allocation would have
-    taken the candidate past that budget, a raised cap fraction, a peak above the cap
-    or an allocator configuration set by the candidate is a finding.
-    Why: a worker that takes the whole card starves the judge and other workers of a
-    batch, or buys speed with memory the budget denies.
-    Example: ``torch.empty(int(0.9 * total) // 4, device="cuda")`` in forward.
-    An allocation that failed while the candidate was within its budget is the
-    evaluator's limit (RH-47, UNSUPPORTED), never this finding.
+    What it catches
+        The candidate's caching allocator is capped at the budget the problem's memory
+        plan gives it (``memory_plan.candidate_bytes`` in the record: a few times what
+        the reference needed); an out-of-memory error whose allocation would have
+        taken the candidate past that budget, a raised cap fraction, a peak above the
+        cap or an allocator configuration set by the candidate is a finding.
+
+    Why it matters
+        A worker that takes the whole card starves the judge and other workers of a
+        batch, or buys speed with memory the budget denies.
+
+    Example
+        ``torch.empty(int(0.9 * total) // 4, device="cuda")`` in forward.
+
+    Known limits
+        An allocation that failed while the candidate was within its budget is the
+        evaluator's limit (RH-47, UNSUPPORTED), never this finding.  Memory taken
+        outside the caching allocator (``cudaMalloc`` from an extension) shows only in
+        the device's totals.
     """
     evidence = {}
     over, _ = _oom_verdicts(ev)
@@ -210,13 +241,24 @@ def gpu_memory(ev):
 def device_memory_exhausted(ev):
     """The device ran out of memory below the candidate's planned budget (evaluator's limit).
 
-    What: an out-of-memory error in the candidate worker whose allocation would have
-    kept the candidate within ``memory_plan.candidate_bytes``.
-    Why: the plan promised that memory; if the device could not deliver it (another
-    tenant, fragmentation, a plan that underestimated the judge) the failure says
-    nothing about the candidate, so the record is UNSUPPORTED instead of a wrong
-    answer or a memory violation.
-    Example: an honest 6 GiB-output kernel on a card another job is filling.
+    What it catches
+        An out-of-memory error in the candidate worker whose allocation would have
+        kept the candidate within ``memory_plan.candidate_bytes``, while the judge saw
+        the device exhausted.
+
+    Why it matters
+        The plan promised that memory; if the device could not deliver it (another
+        tenant, fragmentation, a plan that underestimated the judge) the failure says
+        nothing about the candidate, so the record is UNSUPPORTED instead of a wrong
+        answer or a memory violation.
+
+    Example
+        An honest 6 GiB-output kernel on a card another job is filling.
+
+    Known limits
+        Describes the evaluator's state, not an attack: no red-team fixture can raise
+        it on purpose, a unit test feeds it evidence.  An out-of-memory report within
+        the budget on a device with room is an ordinary exception (RH-18).
     """
     _, under = _oom_verdicts(ev)
     if not under:
@@ -229,12 +271,25 @@ def device_memory_exhausted(ev):
 def l2_persistence(ev):
     """A persisting-L2 carve-out or stream access-policy window set by the candidate (A40).
 
-    Before every timed sample the worker resets the persisting-L2 limit, clears the
-    current stream's access-policy window and resets persisting lines, then flushes
-    L2; after each call it reads them back.  Anything non-zero was set by the
-    candidate, whose timings would then reflect L2 rather than HBM bandwidth.  Outside
-    the timed calls the limit is compared with the worker's own start-up value (the
-    driver's default carve-out is not zero on every GPU).
+    What it catches
+        Before every timed sample the worker resets the persisting-L2 limit, clears
+        the current stream's access-policy window and resets persisting lines, then
+        flushes L2; after each call it reads them back.  Anything non-zero was set by
+        the candidate.  Outside the timed calls the limit is compared with the
+        worker's own start-up value (the driver's default carve-out is not zero on
+        every GPU).
+
+    Why it matters
+        Timings would reflect L2 rather than HBM bandwidth: the inputs stay cached
+        between the flush and the call.
+
+    Example
+        ``cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, ...)`` and an
+        access-policy window over the input in a load_inline extension.
+
+    Known limits
+        Only the current stream's window is read back; a window set on a side stream
+        is caught through the stream rules (RH-10, RH-37).
     """
     base = (ev.baseline or {}).get("l2") or {}
     base_limit = base.get("persisting_l2_limit") or 0

@@ -14,14 +14,26 @@ from kernelbench.reward_hardening.parent.speedup import side_spread
 def timing_noise(ev):
     """Either side's spread, or the machine's load, is too large for the bound (info).
 
-    The interleaved samples of both sides (see :mod:`kernelbench.reward_hardening.parent.speedup`)
-    are summarised by their coefficient of variation; a side above
-    ``noise_cv_limit`` fires.  The parent also reads the number of other runnable
-    threads on the machine at every reference block; a median at or above
-    ``noise_load_fraction`` of the CPUs the evaluator may use fires too (a busy
-    machine slows both sides by different, varying amounts).  The finding changes
-    no verdict: the bound already widens with the spread; the finding says why a
-    number moved between runs and lets a batch count the noisy samples.
+    What it catches
+        The interleaved samples of both sides (see
+        :mod:`kernelbench.reward_hardening.parent.speedup`) are summarised by their
+        coefficient of variation; a side above ``noise_cv_limit`` fires.  The parent
+        also reads the number of other runnable threads on the machine at every
+        reference block; a median at or above ``noise_load_fraction`` of the CPUs the
+        evaluator may use fires too.
+
+    Why it matters
+        A busy machine slows both sides by different, varying amounts; the finding
+        says why a number moved between runs and lets a batch count the noisy samples.
+
+    Example
+        Two other jobs keeping both CPUs of a 2-core machine busy during the timing.
+
+    Known limits
+        Describes the machine, not the candidate: it changes no verdict (the bound
+        already widens with the spread) and the red team leaves it out of its exact
+        comparisons.  A candidate could add jitter to its own side, which only widens
+        its own bound.
     """
     cfg = ev.config
     refs = list(ev.interleaved_reference_samples or [])

@@ -10,18 +10,26 @@ from kernelbench.reward_hardening.findings import observe
 def output_identity(ev):
     """Outputs must be plain, materialised tensors of their own (A04–A06, A32).
 
-    What: every correctness call's result is checked right after the call with
-    captured builtins: exact type ``torch.Tensor`` or an exact ``tuple``/``list`` of
-    them (no subclass, proxy or lazy container, so no candidate-defined method runs
-    while the result is read), storage at least as large as the view needs, no
-    instance attributes shadowing methods, and no storage shared with the inputs or
-    with earlier outputs the candidate still holds (an input alias or a recycled
-    buffer).
-    Why: each of these lets the result's bytes be produced or changed after the
-    clock stopped, or be an earlier answer.
-    Example: returning ``x`` itself for an in-place op, or ``self.buf`` filled on read.
-    A wrong structure, shape, dtype or device is a correctness failure (RH-18), not
-    this finding.
+    What it catches
+        Every correctness call's result is checked right after the call with captured
+        builtins: exact type ``torch.Tensor`` or an exact ``tuple``/``list`` of them
+        (no subclass, proxy or lazy container, so no candidate-defined method runs
+        while the result is read), storage at least as large as the view needs, no
+        instance attributes shadowing methods, and no storage shared with the inputs
+        or with earlier outputs the candidate still holds (an input alias or a
+        recycled buffer).
+
+    Why it matters
+        Each of these lets the result's bytes be produced or changed after the clock
+        stopped, or be an earlier answer.
+
+    Example
+        Returning ``x`` itself for an in-place op, or ``self.buf`` filled on read.
+
+    Known limits
+        A wrong structure, shape, dtype or device is a correctness failure (RH-18), not
+        this finding.  Aliasing is checked against outputs the candidate still holds;
+        a buffer it released and reallocated is a fresh tensor.
     """
     hits = []
     for c in ev.calls:
@@ -53,9 +61,22 @@ def output_identity(ev):
 def output_unstable(ev):
     """The output read right after return must equal the output after a sync and a pause.
 
-    Work handed to a background thread, a side stream or a graph lands after
-    ``forward`` returned; a checker that only looks after a device sync sees correct
-    data, but the timed interval never contained the work (A02, A15, A16).
+    What it catches
+        The harness reads every output as soon as ``forward`` returns and again after
+        a device synchronisation and a short pause; any difference is reported.
+
+    Why it matters
+        Work handed to a background thread, a side stream or a graph lands after
+        ``forward`` returned; a checker that only looks after a device sync sees
+        correct data, but the timed interval never contained the work (A02, A15, A16).
+
+    Example
+        ``threading.Thread(target=lambda: out.copy_(softmax(x))).start(); return out``.
+
+    Known limits
+        Deferred work that finishes before the first read is not seen here (it is
+        timing's business, RH-26/RH-36/RH-37); the pause bounds how late a write can
+        land and still be caught.
     """
     hits = [{"probe": c.probe.kind, "index": c.probe.index} for c in ev.calls if c.ok and not c.stable]
     if not hits:
@@ -67,9 +88,21 @@ def output_unstable(ev):
 def input_mutation(ev):
     """Inputs must be byte-identical after the call (A28).
 
-    The judge fingerprints every input set it lends (correctness and timed calls) and
-    checks the fingerprints again after the call, on the device; the candidate holds
-    handles to its inputs, so this is checked after every call.
+    What it catches
+        The judge fingerprints every input set it lends (correctness and timed calls)
+        and checks the fingerprints again after the call, on the device; the candidate
+        holds handles to its inputs, so this is checked after every call.
+
+    Why it matters
+        Zeroing or overwriting inputs makes the reference's later work trivial or the
+        next check meaningless, and an in-place result aliases the input.
+
+    Example
+        ``a.zero_(); b.zero_()`` after computing the sum.
+
+    Known limits
+        A change undone before the fingerprint is taken again (written and restored
+        within the call) is not seen; it changes no later check either.
     """
     hits = []
     for c in ev.calls:

@@ -23,11 +23,25 @@ def _snapshots(ev):
 def api_tamper(ev):
     """Timing and comparison APIs must keep their identity in the candidate worker (A07, A09).
 
-    The worker records ``id()`` of time.*, torch.cuda.Event/synchronize,
-    allclose/equal/assert_close, Tensor.cpu/clone/data_ptr, print/open and friends
-    before the candidate is imported and after every phase.  The parent's own
-    comparisons never use them, so a patch cannot change the verdict, but it is proof
-    of intent and voids the worker's self-measured numbers.
+    What it catches
+        The worker records ``id()`` of time.*, torch.cuda.Event/synchronize,
+        allclose/equal/assert_close, Tensor.cpu/clone/data_ptr, print/open and friends
+        before the candidate is imported and after every phase; a changed identity is
+        reported with the names.
+
+    Why it matters
+        The parent's own comparisons never use them, so a patch cannot change the
+        verdict, but it is proof of intent and voids the worker's self-measured
+        numbers.
+
+    Example
+        ``setattr(time, "perf_counter", slow_clock)`` or ``torch.allclose = lambda *a,
+        **k: True``.
+
+    Known limits
+        Only the listed names are watched; a patch of an object the harness does not
+        use changes nothing and is not reported.  A patch undone before the next phase
+        boundary is not seen (static RH-05 still flags the source).
     """
     base = (ev.baseline or {}).get("apis") or {}
     changed = {}
@@ -50,9 +64,23 @@ _STATE_KEYS = ("matmul_allow_tf32", "cudnn_allow_tf32", "float32_matmul_precisio
 def backend_state_changed(ev):
     """Global precision/backend configuration must stay as the evaluator set it (A38, A46).
 
-    Both workers start under the same explicit configuration (TF32 off unless opted
-    in, highest fp32 matmul precision, cuDNN benchmark off, default dtype fp32, fixed
-    thread count); any change the candidate makes is reported with before/after.
+    What it catches
+        Both workers start under the same explicit configuration (TF32 off unless opted
+        in, highest fp32 matmul precision, cuDNN benchmark off, default dtype fp32,
+        fixed thread count); any change the candidate makes is reported with
+        before/after.
+
+    Why it matters
+        TF32 or lower matmul precision buys speed with accuracy, and thread or dtype
+        changes alter what is measured for both sides.
+
+    Example
+        ``torch.backends.cuda.matmul.allow_tf32 = True`` or ``torch.set_num_threads(1)``
+        in ``__init__``.
+
+    Known limits
+        Read at phase boundaries: a setting changed and restored inside one call is not
+        seen (its effect on precision is RH-38's).
     """
     base = (ev.baseline or {}).get("state") or {}
     changes = {}
@@ -70,9 +98,22 @@ def backend_state_changed(ev):
 def concurrency_runtime(ev):
     """Python threads, new OS threads or live child processes in the worker (A02, A03).
 
-    The harness starts no threads; the intra-op pool and CUDA's threads are warmed up
-    before the baseline is taken.  Threads created during loading or a call, and any
-    live (non-zombie) child process after a phase, are reported.
+    What it catches
+        The harness starts no threads; the intra-op pool and CUDA's threads are warmed
+        up before the baseline is taken.  Threads created during loading or a call,
+        and any live (non-zombie) child process after a phase, are reported.
+
+    Why it matters
+        Background threads and processes do work outside the timed interval, or change
+        outputs after they were read.
+
+    Example
+        ``threading.Thread(target=fill, daemon=True).start()`` in forward.
+
+    Known limits
+        A thread that started and ended between two readings is not seen (RH-21 or
+        the timing checks see its effect).  Threads a library starts on first use are
+        counted as the candidate's.
     """
     base = (ev.baseline or {}).get("concurrency") or {}
     base_threads = base.get("os_threads", -1)
@@ -100,9 +141,21 @@ def concurrency_runtime(ev):
 def workspace_write(ev):
     """Files created, changed or deleted outside the worker's build and temp dirs (A43).
 
-    Caches persisted across runs, fake result files and shadowing modules (``torch.py``
-    in the working directory) all leave traces in the workspace manifest or in the
-    watched directories (for batch runs: the runs directory).
+    What it catches
+        The workspace manifest and the watched directories (for batch runs: the runs
+        directory) are compared before and after the candidate ran; every difference
+        outside its build and temporary directories is listed.
+
+    Why it matters
+        Caches persisted across runs, fake result files and shadowing modules
+        (``torch.py`` in the working directory) all leave traces there.
+
+    Example
+        Writing ``eval_results.json`` with a forged speedup into the working directory.
+
+    Known limits
+        Only the watched directories are compared; files outside them are kept away by
+        the sandbox (Landlock) rather than seen here.  A warning, not an error.
     """
     changes = {k: v for k, v in (ev.workspace_changes or {}).items() if v}
     if not changes:

@@ -39,13 +39,26 @@ def gpu_kernel_split(profile: dict, declared: list) -> tuple[float, float, list]
 def backend_not_executed(ev):
     """The declared custom kernel must do the work (A19, A20, A21).
 
-    An untimed forward runs under ``torch.profiler``.  On CUDA the GPU kernels it
-    launched on any stream are split into the declared kernels (load_inline
-    ``__global__`` functions, Triton ``@jit`` functions) and everything else
-    (cuBLAS/cuDNN/ATen); on the CPU the self time of compute ATen operators is
-    compared with the call's wall time.  Under ``source_strict`` a candidate whose
-    declared kernel never ran, or whose work is mostly done by library operators, is
-    not trusted; under ``practical`` the split is recorded as information.
+    What it catches
+        An untimed forward runs under ``torch.profiler``.  On CUDA the GPU kernels it
+        launched on any stream are split into the declared kernels (load_inline
+        ``__global__`` functions, Triton ``@jit`` functions) and everything else
+        (cuBLAS/cuDNN/ATen); on the CPU the self time of compute ATen operators is
+        compared with the call's wall time.
+
+    Why it matters
+        Under ``source_strict`` a candidate whose declared kernel never ran, or whose
+        work is mostly done by library operators, is the baseline in disguise and is
+        not trusted.
+
+    Example
+        A compiled load_inline kernel that is never launched while forward returns
+        ``torch.add(a, b)``.
+
+    Known limits
+        Under ``practical`` the split is recorded as information only.  The CPU split
+        uses time shares, so a tiny declared kernel beside heavy library work is told
+        apart only by its share.
     """
     if not ev.profile:
         return []

@@ -17,17 +17,28 @@ from kernelbench.reward_hardening.containment.trusted_read import new_fault_hand
 def output_unreadable(ev) -> list:
     """An output that a trusted process could not read.
 
-    What it catches: an exact ``torch.Tensor`` whose storage is mapped without access
-    (``PROT_NONE``) or not mapped at all, so that its values exist only once something
-    reads them — a fault handler computes them on the first touch, outside the timed
-    window.  On the CPU the parent freezes the candidate's cgroup after every
-    correctness and timed call, checks in ``/proc/<pid>/maps`` that the output's whole
-    span is readable memory and copies it with ``process_vm_readv``: a span that is not
-    readable is refused before any byte is read, and a faulting (``EFAULT``) or refused
-    (``EPERM``) read, a freeze that does not complete or malformed layout facts fail
-    closed here.  In the in-process fallback the harness refuses storage that its
-    process's map shows unreadable.  Benign case: an output in ordinary memory is read
-    in full and judged by value.
+    What it catches
+        An exact ``torch.Tensor`` whose storage is mapped without access
+        (``PROT_NONE``) or not mapped at all.  On the CPU the parent freezes the
+        candidate's cgroup after every correctness and timed call, checks in
+        ``/proc/<pid>/maps`` that the output's whole span is readable memory and copies
+        it with ``process_vm_readv``: a span that is not readable is refused before any
+        byte is read, and a faulting (``EFAULT``) or refused (``EPERM``) read, a freeze
+        that does not complete or malformed layout facts fail closed here.
+
+    Why it matters
+        Values that exist only once something reads them are computed by a fault
+        handler on the first touch, outside the timed window (A50).
+
+    Example
+        ``mmap(..., PROT_NONE, ...)`` wrapped by ``torch::from_blob`` and a SIGSEGV
+        handler that fills the page.  Benign case: an output in ordinary memory is
+        read in full and judged by value.
+
+    Known limits
+        In the in-process fallback (no trusted read) the harness refuses storage that
+        its process's map shows unreadable, which a candidate in the same process
+        could defeat; RH-61 and RH-62 back it up there.
     """
     fails = ev.read_failures or []
     if not fails:
@@ -47,17 +58,28 @@ def _slow(ms: float, nbytes: int, rate: float, cfg) -> float | None:
 def slow_read(ev) -> list:
     """Requests that read or stage output bytes and take far longer than a copy of them.
 
-    What it catches: work hidden in reading the output.  The parent timestamps every
-    request it sends to the candidate; for each one that moves output bytes (the
-    in-process staging copies of a correctness call — its forward time and the pause
-    subtracted — and of a spot check) and for each of its own trusted reads, the time
-    is compared with the judge's measured rate of a plain copy between two shared
-    buffers on the same device: above ``read_slow_factor`` times the copy's time plus
-    ``read_slow_slack_ms``, the read did more than copy.  A candidate that computes
-    its result while the harness copies it (a replaced copy kernel, a fault handler)
-    pays that time here instead of inside the timed window.  Without a measured rate
-    (the judge's probe failed) nothing can be compared and the check fails closed.
-    Benign case: copying a few MiB takes milliseconds, well inside the allowance.
+    What it catches
+        The parent timestamps every request it sends to the candidate; for each one
+        that moves output bytes (the in-process staging copies of a correctness call,
+        its forward time and the pause subtracted, and of a spot check) and for each
+        of its own trusted reads, the time is compared with the judge's measured rate
+        of a plain copy between two shared buffers on the same device: above
+        ``read_slow_factor`` times the copy's time plus ``read_slow_slack_ms``, the read
+        did more than copy.
+
+    Why it matters
+        A candidate that computes its result while the harness copies it (a replaced
+        copy kernel, a fault handler) pays that time here instead of inside the timed
+        window (A50).
+
+    Example
+        A Python ``copy_`` kernel registered for ``aten::copy_`` that sleeps and
+        computes while the harness stages the output.  Benign case: copying a few MiB
+        takes milliseconds, well inside the allowance.
+
+    Known limits
+        Without a measured rate (the judge's probe failed) nothing can be compared and
+        the check fails closed.  Hidden work shorter than the slack is not seen.
     """
     cfg = ev.config
     rate = ev.copy_bytes_per_s
@@ -88,19 +110,30 @@ def slow_read(ev) -> list:
 def process_state_tamper(ev) -> list:
     """Fault-signal handlers and dispatcher kernels the candidate installed.
 
-    What it catches: the two levers a candidate needs to run code when its output is
-    read.  The parent reads ``SigCgt`` (the kernel's mask of signals with a handler)
-    from ``/proc/<pid>/status`` before the candidate is imported, after loading, at
-    every trusted read and at the end: a handler for SIGSEGV, SIGBUS, SIGILL, SIGFPE or
-    SIGTRAP that was not there before import is tampering (a fault handler can
-    materialise lazily mapped storage).  A failed reading while the worker lives fails
-    closed.  The harness captures the dispatcher tables of the operators it calls
-    (``aten::copy_`` and the view, clone and allocation operators) at import, before
-    any candidate code, and reports after every phase which ones changed: a kernel
-    registered for them (``TORCH_LIBRARY_IMPL(aten, CPU, m)`` in an extension, or
-    ``torch.library``) would run the candidate's code inside the harness's own copy.
-    Benign case: an honest extension registers its own operators and installs no
-    signal handler.
+    What it catches
+        The two levers a candidate needs to run code when its output is read.  The
+        parent reads ``SigCgt`` (the kernel's mask of signals with a handler) from
+        ``/proc/<pid>/status`` before the candidate is imported, after loading, at
+        every trusted read and at the end: a handler for SIGSEGV, SIGBUS, SIGILL,
+        SIGFPE or SIGTRAP that was not there before import is tampering.  The harness
+        captures the dispatcher tables of the operators it calls (``aten::copy_`` and
+        the view, clone and allocation operators) at import, before any candidate
+        code, and reports after every phase which ones changed.
+
+    Why it matters
+        A fault handler can materialise lazily mapped storage, and a kernel registered
+        for the harness's operators would run the candidate's code inside the
+        harness's own copy (A50).
+
+    Example
+        ``TORCH_LIBRARY_IMPL(aten, CPU, m) { m.impl("copy_", ...); }`` in an extension,
+        or ``sigaction(SIGSEGV, ...)``.  Benign case: an honest extension registers its
+        own operators and installs no signal handler.
+
+    Known limits
+        A failed reading while the worker lives fails closed.  Only the listed signals
+        and operators are watched; a handler installed and removed between two
+        readings is not seen.
     """
     evidence: dict = {}
     readings = ev.signals or []

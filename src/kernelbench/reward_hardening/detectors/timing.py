@@ -21,23 +21,32 @@ def _mad(values, center):
 def timing_inconsistent(ev):
     """Worker timestamps must sit inside the parent's own wall-clock window (A07, A10, A15).
 
-    The parent stamps CLOCK_MONOTONIC when it sends each timing request and when the
-    reply arrives; the worker reports its own start/return/end stamps on the same
-    clock.  Stamps outside the window are forged.  The unexplained remainder
-    (round trip minus reported time) is compared with the reference worker's, which
-    ran the identical protocol on the same inputs: work moved out of the measured
-    interval inside the worker (hooks on the harness, patched clocks) shows up there.
+    What it catches
+        The parent stamps CLOCK_MONOTONIC when it sends each timing request and when
+        the reply arrives; the worker reports its own start/return/end stamps on the
+        same clock.  Stamps outside the window are forged.  The unexplained remainder
+        (round trip minus reported time) is compared with the reference worker's,
+        which ran the identical protocol on the same inputs: work moved out of the
+        measured interval inside the worker (hooks on the harness, patched clocks)
+        shows up there.
 
-    Both sides are summarised by their median, and the allowance grows with the
-    reference's own spread (MAD): one lucky reference sample on a loaded machine no
-    longer sets the bar (it did when floors were compared, and an honest candidate was
-    rejected), and noise that adds to a few samples moves neither median.  Hidden work
-    must show in at least half of the samples to move the candidate's median; hidden in
-    fewer, it can lower the mean runtime by less than 2x.  The finding needs the excess
-    to exceed the scheduler slack, twice the reported time (hidden work that would fake
-    at least a 3x speedup) and three reference MADs, and the candidate's median to be
-    ``timing_overhead_factor`` times the reference's.  The spread comes from the
-    reference only, so a candidate cannot widen its own allowance by adding jitter.
+    Why it matters
+        A patched or slowed clock, or work hidden around the measured interval, fakes
+        a speedup that the worker's own numbers would otherwise show.
+
+    Example
+        Replacing the harness's captured clock with one that runs 100 times slower.
+
+    Known limits
+        Both sides are summarised by their median, and the allowance grows with the
+        reference's own spread (MAD), so one lucky reference sample on a loaded machine
+        does not set the bar.  Hidden work must show in at least half of the samples
+        to move the candidate's median; hidden in fewer, it can lower the mean runtime
+        by less than 2x.  The finding needs the excess to exceed the scheduler slack,
+        twice the reported time (hidden work that would fake at least a 3x speedup)
+        and three reference MADs, and the candidate's median to be
+        ``timing_overhead_factor`` times the reference's.  The spread comes from the
+        reference only, so a candidate cannot widen its own allowance by adding jitter.
     """
     if not ev.samples:
         return []
@@ -92,14 +101,27 @@ def rejected_async_samples(ev):
 def async_escape(ev):
     """CUDA-event time vs device-synchronised host time of each sample (A01, A10, A15, A16).
 
-    Events on the current stream bracket only the work queued on that stream; work on
-    a side stream, a graph or a thread finishes later and is only inside the host
-    interval (which ends after ``cudaDeviceSynchronize``).  The host interval also
-    holds the L2 flush queued just before the start event, so the comparison adds
-    the flush's event time (clamped).  A sample is rejected when
-    ``host > ratio * (event + flush) + slack`` (thresholds calibrated on honest kernels, see
-    docs/validation/H200.md); two or more rejected samples (and more than 5%) withhold
-    the trusted time, while a single isolated host-side hiccup is tolerated.
+    What it catches
+        Events on the current stream bracket only the work queued on that stream; work
+        on a side stream, a graph or a thread finishes later and is only inside the
+        host interval (which ends after ``cudaDeviceSynchronize``).  The host interval
+        also holds the L2 flush queued just before the start event, so the comparison
+        adds the flush's event time (clamped).  A sample is rejected when
+        ``host > ratio * (event + flush) + slack``.
+
+    Why it matters
+        Escaped work is not inside the event time, so the measured kernel looks faster
+        than it is.
+
+    Example
+        A C++ extension launching on a ``cudaStreamNonBlocking`` stream of its own
+        without synchronising.
+
+    Known limits
+        Thresholds are calibrated on honest kernels (see docs/validation/H200.md); two
+        or more rejected samples (and more than 5%) withhold the trusted time, while a
+        single isolated host-side hiccup is tolerated.  At CPU-sized problems escaped
+        work can be shorter than the slack.  CUDA only.
     """
     rejected = rejected_async_samples(ev)
     # one isolated host-side hiccup (preemption) is noise; escaped work shows in most samples
@@ -122,8 +144,23 @@ def sample_times(ev, samples=None) -> list[float]:
 def implausible_speedup(ev):
     """Speedup over the live reference beyond the plausibility bound (A41).
 
-    Kept deliberately loose (default 50x): an honest kernel rarely beats eager PyTorch
-    by that much on KernelBench problems; such claims are audited, not trusted.
+    What it catches
+        The fastest candidate sample against the fastest reference sample (noise only
+        ever slows a sample down): a ratio above ``max_plausible_speedup`` (default
+        50x) is reported as a warning.
+
+    Why it matters
+        An honest kernel rarely beats eager PyTorch by that much on KernelBench
+        problems; such claims are audited, not trusted.
+
+    Example
+        A candidate that skips most of the work yet passes every check, or a reference
+        that is unusually slow on this device.
+
+    Known limits
+        Kept deliberately loose: a real speedup above the bound is flagged too (a
+        warning, SUSPICIOUS, for a person to read), and a cheat below it is left to the
+        other detectors.
     """
     if not ev.samples or not ev.reference_samples:
         return []
