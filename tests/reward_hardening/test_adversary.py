@@ -241,7 +241,7 @@ def test_seed_mutants_are_well_formed_python_defining_model_new(seed_id):
     from kernelbench.reward_hardening.adversary import seeds
 
     seed = seeds.SEEDS[seed_id]
-    ref = problem_source("benign_native_add" if seed.cls != "outlives" else "benign_sysv_scratch")
+    ref = problem_source("RH-60_good_lazy_storage" if seed.cls != "outlives" else "RH-53_good_sysv_run_counter")
     base = seed.source()
     assert check_compiles(base) is None and _defines_model_new(base)
     ms = seeds.mutants(seed, 8, rng_seed=3, reference_src=ref)

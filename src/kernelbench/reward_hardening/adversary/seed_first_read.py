@@ -17,7 +17,7 @@ Knobs (besides ``arm`` and ``delay``, see ``seedlib``):
 
 Two seeds: ``first_read_py`` (``ctypes`` + ``mmap`` from Python, the handler a ``ctypes``
 callback installed with ``sigaction``) and ``first_read_cxx`` (a ``load_inline`` extension,
-as the red-team fixture ``rt_lazy_storage``).
+as the red-team fixture ``RH-60_bad_lazy_storage``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ Knobs (besides ``arm`` and ``delay``, see ``seedlib``):
                (``TORCH_LIBRARY_IMPL``) or ``object`` (a ``torch::Library`` built at run time);
 ``empty``      how forward makes the placeholder: ``empty_like``, ``new_empty``, ``zeros_like``.
 
-Two seeds: ``read_path_py`` and ``read_path_cxx`` (as the red-team fixture ``rt_copy_override``).
+Two seeds: ``read_path_py`` and ``read_path_cxx`` (as the red-team fixture ``RH-62_bad_copy_override``).
 """
 
 from __future__ import annotations
