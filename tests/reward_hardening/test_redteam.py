@@ -235,7 +235,9 @@ def test_full_cpu_run_exits_zero(full_run):
     assert summary["ok"] is True
     assert summary["counts"]["fixtures"] == len(CPU)
     assert summary["counts"]["matched"] == len(CPU)
-    assert summary["wall_s"] < 450
+    # a regression guard on the per-fixture cost (builds included), loose enough for a loaded
+    # 2-core CI machine: two fixtures run at a time
+    assert summary["wall_s"] < 6.0 * len(CPU), (summary["wall_s"], len(CPU))
 
 
 @pytest.mark.slow
