@@ -1,4 +1,4 @@
-"""Runtime detectors: small functions that turn gathered evidence into findings.
+"""Runtime detectors: small functions that turn gathered evidence into observations (code + evidence).
 
 Each detector is registered with :func:`detector` under the finding code it emits and
 lives in the module of its family.  Detectors run in the trusted parent on the
