@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernelbench.reward_hardening import detectors
+from kernelbench.reward_hardening import detectors, policy
 from kernelbench.reward_hardening.config import HardeningConfig
-from kernelbench.reward_hardening.findings import finding
+from kernelbench.reward_hardening.findings import observe
 from kernelbench.reward_hardening.fixtures import EVALUATOR_STATE_CODES
 from kernelbench.reward_hardening.parent import records, verdict
 from kernelbench.reward_hardening.parent.evidence import CallRecord, Evidence, ProbeInput, TimingSample
@@ -45,6 +45,15 @@ def _codes(found) -> list[str]:
     return [f.code for f in found]
 
 
+def finding(code: str, policy_name: str = "source_strict", evidence: dict | None = None):
+    """The finding ``policy_name`` makes of one observation of ``code``."""
+    return policy.judge(observe(code, evidence or {}), policy_name)
+
+
+def _judged(observations, policy_name: str = "source_strict") -> list:
+    return policy.apply(observations, policy_name)
+
+
 def test_rh14_missing_cuda_runtime_is_unsupported_with_no_runtime():
     record = records.unsupported_record(_cfg(device="cuda"), "torch.cuda.is_available() is False")
     rh = record["reward_hardening"]
@@ -60,7 +69,7 @@ def test_rh32_a_crashing_detector_fails_closed(monkeypatch):
 
     broken = detectors.Detector("RH-41", "RH-IMPLAUSIBLE-SPEEDUP", boom, "")
     monkeypatch.setitem(detectors.REGISTRY, "RH-41", broken)
-    found = [f for f in detectors.run_all(_evidence()) if f.code == "RH-32"]
+    found = _judged(o for o in detectors.run_all(_evidence()) if o.code == "RH-32")
     assert len(found) == 1 and found[0].severity == "error"
     assert found[0].evidence == {"detector": "RH-IMPLAUSIBLE-SPEEDUP", "error": "ZeroDivisionError: detector bug"}
     assert verdict.decide(found, {}) == "FAIL"
@@ -126,7 +135,7 @@ def test_rh47_device_exhausted_within_the_budget_is_the_evaluators_limit():
     within, over = _evidence(_cfg(device="cuda")), _evidence(_cfg(device="cuda"))
     _oom(within, 6)  # 6 GiB on top of 2 GiB under a 16 GiB budget, and the judge saw the device full
     _oom(over, 20)  # past the budget: the candidate's fault (RH-39), not this code
-    found = detectors.REGISTRY["RH-47"].func(within)
+    found = _judged(detectors.REGISTRY["RH-47"].func(within))
     assert _codes(found) == ["RH-47"]
     assert verdict.decide(found, {}) == "UNSUPPORTED"
     assert detectors.REGISTRY["RH-47"].func(over) == []
@@ -144,7 +153,7 @@ def test_rh54_a_busy_machine_is_noted_as_information_only():
     ev.interleaved_reference_samples = [_sample(i, 1.0, i // 2) for i in range(6)]
     ev.usable_cpus = 2
     ev.host_load = [2, 1, 2]  # other runnable threads at every reference block, on two CPUs
-    found = detectors.REGISTRY["RH-54"].func(ev)
+    found = _judged(detectors.REGISTRY["RH-54"].func(ev))
     assert _codes(found) == ["RH-54"] and found[0].severity == "info"
     assert found[0].evidence["other_runnable_median"] == 2
     assert verdict.decide(found, {}) == "PASS"
