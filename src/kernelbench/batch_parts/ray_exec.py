@@ -62,18 +62,15 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> tuple[An
 
 def crash_record(config: dict, deaths: list[dict]) -> dict:
     """The candidate's FAIL after its evaluation killed ``len(deaths)`` actors (RH-15, deaths as evidence)."""
-    from kernelbench.reward_hardening import policy
     from kernelbench.reward_hardening.findings import observe
+    from kernelbench.reward_hardening.parent.records import failed_record
 
-    hcfg = _hardening_config(config)
     text = f"the evaluation of this candidate killed its evaluator process {len(deaths)} times"
-    rec = _evaluator_failure(config, text)
-    rh = rec["reward_hardening"]
-    rh["findings"] = [policy.judge(observe("RH-15", {"actor_deaths": deaths, "error": text}), hcfg.policy).as_dict()]
-    rh["limitations"] = ["The evaluation process died while it ran this candidate, on a node that stayed up, "
-                         f"{len(deaths)} times; nothing about the candidate is trusted."]
-    rec["metadata"] = {"error": text, "ray_actor_deaths": deaths}
-    return rec
+    return failed_record(
+        _hardening_config(config), observe("RH-15", {"actor_deaths": deaths, "error": text}),
+        "The evaluation process died while it ran this candidate, on a node that stayed up, "
+        f"{len(deaths)} times; nothing about the candidate is trusted.",
+        {"error": text, "ray_actor_deaths": deaths})
 
 
 def _hardening_config(config: dict) -> Any:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from kernelbench.reward_hardening.config import PRACTICAL, SOURCE_STRICT
 
-__all__ = ["CODES", "CodeInfo", "by_detector", "code_info"]
+__all__ = ["CODES", "EVALUATOR_STATE_CODES", "CodeInfo", "by_detector", "code_info"]
 
 
 @dataclass(frozen=True)
@@ -286,6 +286,10 @@ _TABLE = [
 ]
 
 CODES: dict[str, CodeInfo] = {c.code: c for c in _TABLE}
+# Codes that describe the evaluator's own state (a missing device or capability, a failing
+# reference, an internal error, a busy machine), never a candidate's attack: the red team has
+# no attack fixture for them; each has a focused unit test instead.
+EVALUATOR_STATE_CODES = ("RH-14", "RH-32", "RH-33", "RH-34", "RH-44", "RH-45", "RH-46", "RH-47", "RH-54")
 _BY_DETECTOR = {c.detector: c for c in _TABLE}
 assert len(CODES) == len(_TABLE) == len(_BY_DETECTOR), "duplicate finding code or detector name"
 

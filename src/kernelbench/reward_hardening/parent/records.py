@@ -9,7 +9,7 @@ from kernelbench.reward_hardening import policy
 from kernelbench.reward_hardening.findings import Capability, Finding, Observation, observe
 from kernelbench.reward_hardening.record_schema import SCHEMA_PATH, load_schema, problems
 
-__all__ = ["SCHEMA_PATH", "SCHEMA_VERSION", "build_record", "evaluator_error_record", "load_failed_record",
+__all__ = ["SCHEMA_PATH", "SCHEMA_VERSION", "build_record", "evaluator_error_record", "failed_record", "load_failed_record",
            "load_schema", "unsupported_record"]
 
 SCHEMA_VERSION = "1.1"
@@ -56,14 +56,20 @@ def unsupported_record(cfg: Any, reason: str) -> dict:
             "reward_hardening": block}
 
 
-def evaluator_error_record(cfg: Any, error: str) -> dict:
-    f = policy.judge(observe("RH-32", {"error": error[:2000]}), cfg.policy)
+def failed_record(cfg: Any, observation: Observation, limitation: str, metadata: dict) -> dict:
+    """A FAIL record with one finding and nothing trusted: no run evidence reached a verdict."""
     block = _block(cfg)
-    block.update({"integrity_status": "FAIL", "findings": [f.as_dict()],
-                  "limitations": ["The evaluator failed; nothing about this candidate is trusted."]})
-    return {"compiled": False, "correctness": False, "metadata": {"reward_hardening_error": error[:2000]},
+    block.update({"integrity_status": "FAIL", "findings": [policy.judge(observation, cfg.policy).as_dict()],
+                  "limitations": [limitation]})
+    return {"compiled": False, "correctness": False, "metadata": metadata,
             "runtime": -1.0, "runtime_stats": {}, "ref_runtime": -1.0, "ref_runtime_stats": {},
             "reward_hardening": block}
+
+
+def evaluator_error_record(cfg: Any, error: str) -> dict:
+    metadata = {"reward_hardening_error": error[:2000]}
+    return failed_record(cfg, observe("RH-32", {"error": error[:2000]}),
+                         "The evaluator failed; nothing about this candidate is trusted.", metadata)
 
 
 def load_failed_record(cfg: Any, error: str, device: str) -> dict:
