@@ -152,10 +152,14 @@ class Pool:
         self._dispatch = ThreadPoolExecutor(max_workers=self.size)
 
     def _request(self, reference_src: str, candidate_src: str) -> dict:
+        from types import SimpleNamespace
+
+        from kernelbench.batch_parts.sample_runner import request_for
+
         pid, sid = _problem_id(reference_src), next(self._ids)
-        return {"problem_id": pid, "sample_id": sid, "problem_name": "", "ref_code": reference_src,
-                "source": candidate_src, "kernel_path": None, "keep_build_dir": False,
-                "build_dir": os.path.join(self._root, f"{pid:x}", str(sid))}
+        item = SimpleNamespace(problem_id=pid, sample_id=sid, problem_name="", ref_code=reference_src,
+                               kernel_path=None)
+        return request_for(item, candidate_src, os.path.join(self._root, f"{pid:x}", str(sid)), False)
 
     def _run_local(self, request: dict) -> dict:
         from kernelbench.batch_parts.sample_runner import pick_slot
