@@ -280,3 +280,43 @@ def test_signed_heavy_tail_is_judged_by_the_norm_relative_error(tmp_path):
         s.copy_(torch.cumsum(x, 1) + 9e-5 * torch.cumsum(x.abs(), 1))  # error grows with the magnitudes
     verdict, _ = _ask(judge, peer, {"cmd": "judge", "written": True})
     assert not verdict["comparison"]["match"] and "norm-relative" in verdict["comparison"]["reason"]
+
+
+@pytest.mark.parametrize("kind", ["heavy_tail", "heavy_tail_signed", "scale_up", "shift", "negate"])
+def test_perturbation_is_chunked_deterministic_and_keeps_the_contract(monkeypatch, kind):
+    import kernelbench.reward_hardening.judge.values as values
+
+    monkeypatch.setattr(values, "_CHUNK", 100)  # many chunks, a ragged last one
+    base = torch.rand(37, 29)
+    base[base < 0.2] = 0.0
+    signed = base - 0.5 * (base > 0.6)
+
+    def run(x):
+        return values.perturb([x], kind, torch.Generator().manual_seed(9))[0][0]
+
+    for x in (base, signed):
+        a, b = run(x), run(x)
+        assert a.shape == x.shape and torch.equal(a, b)  # one seed, one result, whatever the chunking
+        assert torch.equal(a == 0, x == 0) if kind != "shift" else torch.equal(a[x == 0], x[x == 0])
+        if kind == "heavy_tail" and bool((x >= 0).all()):
+            assert bool((a >= 0).all())  # a non-negative input stays non-negative
+    assert not torch.equal(run(base), base)
+    if kind == "heavy_tail_signed":
+        assert bool((run(base) < 0).any())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_perturbation_temporaries_stay_bounded_on_the_device():
+    """A 1 GiB input perturbed needs its result plus chunk-sized temporaries, never a multiple of it."""
+    from kernelbench.reward_hardening.judge import values
+
+    x = torch.rand(1 << 28, device="cuda")
+    torch.cuda.synchronize()
+    for kind in ("heavy_tail_signed", "heavy_tail", "scale_up", "shift"):
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        out, _ = values.perturb([x], kind, torch.Generator(device="cuda").manual_seed(1))
+        extra = torch.cuda.max_memory_allocated() - base - out[0].numel() * 4
+        assert extra <= 8 * values._CHUNK * 4 + (64 << 20), (kind, extra)
+        del out

@@ -26,6 +26,8 @@ from kernelbench.reward_hardening.judge.values import flat_outputs, perturb
 
 __all__ = ["JudgeData"]
 
+_FINITE_CHUNK = 1 << 26  # elements per finiteness check (a 64 MiB mask at most)
+
 
 class JudgeData:
     """Hidden inputs, reference outputs, lending and staging (a base of ``Judge``)."""
@@ -220,8 +222,14 @@ class JudgeData:
 
     @staticmethod
     def _finite(outs: list) -> bool:
-        return all(bool(torch.isfinite(o).all()) for o in outs
-                   if isinstance(o, torch.Tensor) and (o.is_floating_point() or o.is_complex()))
+        """Every floating output finite (chunked: a bounded temporary, not a mask of the output's size)."""
+        for o in outs:
+            if isinstance(o, torch.Tensor) and (o.is_floating_point() or o.is_complex()):
+                flat = o.detach().reshape(-1)
+                for start in range(0, flat.numel(), _FINITE_CHUNK):
+                    if not bool(torch.isfinite(flat[start: start + _FINITE_CHUNK]).all()):
+                        return False
+        return True
 
     def _inputs_unchanged(self, keys: list[int], fps: list) -> bool:
         self.sync()

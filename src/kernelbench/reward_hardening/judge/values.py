@@ -44,12 +44,58 @@ def nbytes(obj: Any) -> int:
     return 0
 
 
+# elements per chunk of a perturbation's random draws: the temporaries stay at a few times
+# 16 Mi elements whatever the input's size (a 6 GiB input would otherwise need ~30 GiB more)
+_CHUNK = 1 << 24
+
+
 def _simplex_rows(v: torch.Tensor) -> bool:
-    """Non-negative rows that sum to one (probabilities): the input of KL/NLL-style losses."""
-    if v.dim() < 1 or v.shape[-1] < 2 or bool((v < 0).any()):
+    """Non-negative rows that sum to one (probabilities): the input of KL/NLL-style losses.
+
+    Reductions only (no copy of ``v``): the row sums accumulate in float64.
+    """
+    if v.dim() < 1 or v.shape[-1] < 2 or v.numel() == 0 or bool(v.amin() < 0):
         return False
-    s = v.double().sum(-1)
+    s = v.sum(-1, dtype=torch.float64)
     return bool(((s - 1).abs() < 1e-3).all())
+
+
+def _perturbed_tensor(v: torch.Tensor, kind: str, rng: torch.Generator) -> torch.Tensor:
+    """A new tensor: ``v`` perturbed by ``kind``, computed chunk by chunk (bounded temporaries).
+
+    The result is allocated where the caller allocates (the judge's lent pool); only it
+    is input-sized.  The random draws are made per chunk of ``_CHUNK`` elements in order,
+    so one seed gives the same values every time.
+    """
+    src = v.detach().contiguous().reshape(-1)
+    out = torch.empty_like(src)
+    negatives = kind == "heavy_tail" and bool(src.amin() < 0)  # the input's contract, decided once
+    for start in range(0, src.numel(), _CHUNK):
+        x, y = src[start: start + _CHUNK], out[start: start + _CHUNK]
+        if kind == "scale_up":
+            torch.mul(x, 3.0, out=y)
+        elif kind == "scale_down":
+            torch.mul(x, 0.01, out=y)
+        elif kind == "negate":
+            torch.neg(x, out=y)
+        elif kind == "shift":
+            torch.where(x != 0, x + 0.5, x, out=y)
+        else:  # heavy_tail, heavy_tail_signed: Pareto-like magnitudes, zeros kept
+            u = torch.rand(x.shape, generator=rng, device=x.device).clamp_min_(1e-3)
+            y.copy_(u.pow_(-1.0 / 1.5).mul_(0.01))
+            del u
+            if kind == "heavy_tail_signed" or negatives:
+                flip = torch.rand(x.shape, generator=rng, device=x.device) < 0.5
+                # random signs on every non-zero value (signed), or the input's signs flipped at random
+                sign = torch.where(flip, -1.0, 1.0).to(x.dtype)
+                if kind == "heavy_tail_signed":
+                    sign.mul_(x != 0)
+                else:
+                    sign.mul_(torch.sign(x))
+                y.mul_(sign)
+            else:
+                y.mul_(x != 0)
+    return out.view(v.shape)
 
 
 def perturb(values: list, kind: str, rng: torch.Generator) -> tuple[list, list[str]]:
@@ -59,33 +105,16 @@ def perturb(values: list, kind: str, rng: torch.Generator) -> tuple[list, list[s
     non-negative input stays non-negative under ``heavy_tail`` (``heavy_tail_signed``
     gives every non-zero value a random sign), and probability rows
     (non-negative, summing to one) are left alone.  Returns the values and the reasons
-    for every tensor that was left unchanged.
+    for every tensor that was left unchanged.  Each perturbed tensor is computed in
+    chunks: besides the result, the judge holds a few chunk-sized temporaries, never a
+    multiple of the input.
     """
     out, skipped = [], []
     for i, v in enumerate(values):
         if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() > 1:
             if _simplex_rows(v):
                 skipped.append(f"input {i}: rows are probabilities (non-negative, summing to 1)")
-            elif kind == "scale_up":
-                v = v * 3.0
-            elif kind == "scale_down":
-                v = v * 0.01
-            elif kind == "negate":
-                v = -v
-            elif kind in ("heavy_tail", "heavy_tail_signed"):  # Pareto-like magnitudes, zeros kept
-                u = torch.rand(v.shape, generator=rng, device=v.device).clamp_min(1e-3)
-                mag = (0.01 * u.pow(-1.0 / 1.5)).to(v.dtype)
-                if kind == "heavy_tail_signed":  # random signs: sums cancel, relative errors show
-                    flip = torch.rand(v.shape, generator=rng, device=v.device) < 0.5
-                    sign = torch.where(flip, -1.0, 1.0).to(v.dtype) * (v != 0).to(v.dtype)
-                elif bool((v < 0).any()):
-                    sign = torch.sign(v)
-                    flip = torch.rand(v.shape, generator=rng, device=v.device) < 0.5
-                    sign = torch.where(flip, -sign, sign)
-                else:
-                    sign = (v != 0).to(v.dtype)
-                v = mag * sign.to(v.dtype)
-            elif kind == "shift":
-                v = torch.where(v != 0, v + 0.5, v)
+            elif kind in ("scale_up", "scale_down", "negate", "shift", "heavy_tail", "heavy_tail_signed"):
+                v = _perturbed_tensor(v, kind, rng)
         out.append(v)
     return out, skipped
