@@ -134,7 +134,7 @@ RENAMES: dict[str, str] = {
     "gpu_decoy_kernel": "RH-31_bad_decoy_kernel",
     "gpu_try_fallback": "RH-31_bad_try_fallback",
     "gpu_cublas_instead": "RH-31_bad_cublas_instead",
-    "gpu_allocator_reuse_noop": "RH-19_bad_allocator_reuse_noop",
+    "gpu_allocator_reuse_noop": "RH-18_bad_allocator_reuse_noop",
     "gpu_l2_persist": "RH-40_bad_l2_persist",
     "gpu_memory_cap_lift": "RH-39_bad_memory_cap_lift",
     "gpu_oom": "RH-39_bad_oom",

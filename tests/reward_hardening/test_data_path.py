@@ -320,3 +320,35 @@ def test_perturbation_temporaries_stay_bounded_on_the_device():
         extra = torch.cuda.max_memory_allocated() - base - out[0].numel() * 4
         assert extra <= 8 * values._CHUNK * 4 + (64 << 20), (kind, extra)
         del out
+
+
+def test_a_judge_that_keeps_lent_memory_is_retired_not_reused():
+    from kernelbench.reward_hardening.config import HardeningConfig
+    from kernelbench.reward_hardening.parent.session import RETAIN_LIMIT_BYTES, ReferenceSession
+
+    s = ReferenceSession("x = 1\n", HardeningConfig(device="cpu"), "cpu")
+    try:
+        replies = iter([{"ok": True, "retained_bytes": 1 << 20}, {"ok": True, "retained_bytes": RETAIN_LIMIT_BYTES + 1}])
+        s.request = lambda phase, header: (next(replies), [])  # type: ignore[method-assign]
+        assert s.release() == {"retained_bytes": 1 << 20, "retired": False} and s.alive
+        assert s.release()["retired"] and not s.alive  # the batch starts a fresh judge for the next sample
+    finally:
+        s.close()
+
+
+def test_staging_is_lent_again_on_request(tmp_path):
+    """CPU: staging travels with the probe (memfd); ``lend`` exports it again (CUDA's only way)."""
+    judge, peer = _judge("level1/1_Elementwise_add.py", tmp_path)
+    _ask(judge, peer, {"cmd": "load"})
+    reply, fds = _ask(judge, peer, {"cmd": "probe", "seed": 5})
+    assert all(m["kind"] == "cpu" for m in reply["staging"] + reply["staging_after"])
+    lent, lfds = _ask(judge, peer, {"cmd": "lend", "which": "probe"})
+    assert [m["id"] for m in lent["staging"]] == [m["id"] for m in reply["staging"]] and lfds
+    timed, tfds = _ask(judge, peer, {"cmd": "timed_input", "seed": 3, "stage": True})
+    lent_t, ltfds = _ask(judge, peer, {"cmd": "lend", "which": "timed"})
+    assert [m["id"] for m in lent_t["staging"]] == [m["id"] for m in timed["staging"]]
+    for fd in fds + lfds + tfds + ltfds:
+        os.close(fd)
+    cuda_judge = Judge.__new__(Judge)
+    cuda_judge.device = torch.device("cuda")
+    assert judge._export_staging and not cuda_judge._export_staging  # CUDA: only lent staging is exported

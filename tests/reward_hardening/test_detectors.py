@@ -632,3 +632,16 @@ def test_timing_reply_from_the_candidate_process_is_shape_checked():
     missing = dict(good)
     del missing["t_ret"]
     assert _malformed_timing(missing)
+
+
+def test_reduced_precision_kernel_names_include_cublaslt_nvjet_types():
+    from kernelbench.reward_hardening.detectors.gpu import reduced_precision_kernel
+
+    # fp16 inputs (hsh), tf32 (tst), bf16 (bsb): the names cuBLASLt gives its H100/H200 GEMMs
+    for name in ("nvjet_sm90_hsh_192x96_64x5_1x2_h_bz_NNT", "nvjet_sm90_tst_128x128_64x4_2x1_v_bz_TNT",
+                 "nvjet_sm90_bsb_256x128_64x4", "sm90_xmma_gemm_f32f32_tf32f32_f32_nn",
+                 "void at::native::vectorized_elementwise_kernel<8, at::native::float16_copy_kernel_cuda"):
+        assert reduced_precision_kernel(name), name
+    for name in ("nvjet_sm90_sss_128x128_64x4", "ampere_sgemm_128x64_nn", "void softmax_warp_forward<float>",
+                 "kg_side_add_kernel"):
+        assert not reduced_precision_kernel(name), name

@@ -7,6 +7,8 @@ and stay quiet (except RH-38's error-profile part, which also runs on the CPU).
 
 from __future__ import annotations
 
+import re
+
 from kernelbench.reward_hardening.detectors._base import detector
 from kernelbench.reward_hardening.judge.compare import compare
 from kernelbench.reward_hardening.detectors.correctness import judge, oom_kind
@@ -14,8 +16,21 @@ from kernelbench.reward_hardening.findings import observe
 
 _GRAPH_OR_STREAM_APIS = ("cudaGraphLaunch", "cudaStreamBeginCapture", "cudaStreamCreate", "cuGraphLaunch",
                          "cuStreamBeginCapture", "cuStreamCreate")
-_REDUCED_KERNEL_MARKERS = ("tf32", "f16", "bf16", "fp16", "half", "hgemm", "h884", "h1688", "s1688", "h16816",
-                           "bf16816")
+_REDUCED_KERNEL_MARKERS = ("tf32", "f16", "bf16", "fp16", "float16", "half", "hgemm", "h884", "h1688", "s1688",
+                           "h16816", "bf16816")
+# cuBLASLt's "nvjet" GEMM kernels spell their types as three letters after the architecture
+# (A, B, output: s = fp32, t = tf32, h = fp16, b = bf16, e = fp8), e.g. nvjet_sm90_hsh_... for
+# fp16 inputs; an fp32 GEMM is "sss"
+_NVJET_TYPES = re.compile(r"nvjet_sm\d+_([a-z])([a-z])([a-z])_")
+
+
+def reduced_precision_kernel(name: str) -> bool:
+    """Whether a GPU kernel's name marks TF32/fp16/bf16/fp8 math (RH-38's hint)."""
+    low = name.lower()
+    if any(m in low for m in _REDUCED_KERNEL_MARKERS):
+        return True
+    m = _NVJET_TYPES.search(low)
+    return bool(m) and any(c in "thbe" for c in m.group(1, 2))
 
 
 def deferred_limit_ms(s, cfg) -> float:
@@ -144,7 +159,7 @@ def reduced_precision_runtime(ev):
     evidence = {}
     if ev.profile:
         marked = sorted({k["name"][:100] for k in ev.profile.get("kernels", [])
-                         if any(m in k["name"].lower() for m in _REDUCED_KERNEL_MARKERS)})
+                         if reduced_precision_kernel(k["name"])})
         if marked:
             evidence["reduced_precision_kernels"] = marked[:8]
     for c in ev.calls:

@@ -121,6 +121,15 @@ class SharedArena:
             out.update(kind="cpu", fd=fd_index)
         return out
 
+    def describe(self, keys: list[int]) -> list[dict]:
+        """Size and type of tensors that are not exported (yet): no handle, no descriptor."""
+        out = []
+        for key in keys:
+            t = self._live[key][0]
+            out.append({"id": key, "dtype": dtype_name(t.dtype), "shape": list(t.shape),
+                        "nbytes": t.numel() * t.element_size(), "kind": "unexported"})
+        return out
+
     def export(self, keys: list[int]) -> tuple[list[dict], list[int]]:
         metas, fds = [], []
         for key in keys:

@@ -41,6 +41,7 @@ JUDGE_COMMANDS = (
     "probe",         # hidden input set from a seed (+ perturbation): inputs, reference outputs, staging buffers
     "judge",         # compare the staged candidate outputs with the probe's reference outputs
     "timed_input",   # a fresh hidden input set for one timed call of the candidate (no outputs)
+    "lend",          # export the current staging buffers to be lent to the candidate (CUDA: on demand)
     "check_inputs",  # after a timed call: input fingerprints, and (spot check) staged outputs vs reference
     "check_spots",   # after the timing loop: the held spot-checked outputs vs reference
     "ref_prepare",   # a fresh input set for one timed call of the reference itself

@@ -52,12 +52,14 @@ _CHUNK = 1 << 24
 def _simplex_rows(v: torch.Tensor) -> bool:
     """Non-negative rows that sum to one (probabilities): the input of KL/NLL-style losses.
 
-    Reductions only (no copy of ``v``): the row sums accumulate in float64.
+    Reductions only, no copy of ``v``: a sum with another ``dtype`` would cast the whole
+    input first (float32 to float64 doubles it), so the sums stay in the input's own
+    float type (half and bfloat16 accumulate in float32 without a cast).
     """
     if v.dim() < 1 or v.shape[-1] < 2 or v.numel() == 0 or bool(v.amin() < 0):
         return False
-    s = v.sum(-1, dtype=torch.float64)
-    return bool(((s - 1).abs() < 1e-3).all())
+    s = v.sum(-1, dtype=torch.float32) if v.dtype in (torch.float16, torch.bfloat16) else v.sum(-1)
+    return bool(((s.double() - 1).abs() < 1e-3).all())
 
 
 def _perturbed_tensor(v: torch.Tensor, kind: str, rng: torch.Generator) -> torch.Tensor:

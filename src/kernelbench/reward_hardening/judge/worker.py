@@ -75,6 +75,7 @@ class Judge(JudgeData):
         self.deterministic_inputs: bool | None = None
         self.spots: list[dict] = []  # spot-checked timed calls held for comparison after the loop
         self.held_bytes = 0
+        self.base_bytes = 0  # CUDA memory allocated once the reference is loaded (model, init inputs)
 
     # ---------------------------------------------------------------- plumbing
     def reply(self, header: dict, fds: list[int] | None = None) -> None:
@@ -133,6 +134,8 @@ class Judge(JudgeData):
         self.model = model
         self.sync()
         items, keys = self._lend(init, on_device=False)
+        if self.device.type == "cuda":  # what every later release returns to (model, pinned init inputs)
+            self.base_bytes = int(torch.cuda.memory_allocated(self.device))
         self.arena.pinned.update(keys)  # lent to every candidate of the session
         if self.pool is not None:  # the pinned set keeps its pool; later lent sets get fresh ones
             self.pinned_pool, self.pool = self.pool, torch.cuda.MemPool()
@@ -230,8 +233,9 @@ class Judge(JudgeData):
                         "repeat": bool(header.get("repeat_first")), "first": bool(header.get("keep_first")),
                         "desc": None if header.get("repeat_first") else self._describe(seed, kind, inputs, outs),
                         "rel_limit": float(header.get("rel_limit") or 1e-3) if relative else None}
-        metas, fds = self.arena.export(keys + stage_a + stage_b)
-        by = {m["id"]: m for m in metas}
+        metas, fds = self.arena.export(keys + (stage_a + stage_b if self._export_staging else []))
+        unexported = [] if self._export_staging else self.arena.describe(stage_a + stage_b)
+        by = {m["id"]: m for m in metas + unexported}
         self.reply({"inputs": self._items(items, metas), "staging": [by[k] for k in stage_a],
                     "staging_after": [by[k] for k in stage_b], "reference": self.structure,
                     "input_bytes": sum(self.arena.tensor(k).numel() * self.arena.tensor(k).element_size()
@@ -357,9 +361,38 @@ class Judge(JudgeData):
         fps = [fingerprint(self.arena.tensor(k)) for k in keys]
         stage = self._staging_like_reference() if header.get("stage") else []
         self.timed = {"seed": seed, "keys": keys, "fps": fps, "stage": stage, "private": private}
-        metas, fds = self.arena.export(keys + stage)
-        by = {m["id"]: m for m in metas}
+        metas, fds = self.arena.export(keys + (stage if self._export_staging else []))
+        by = {m["id"]: m for m in metas + ([] if self._export_staging else self.arena.describe(stage))}
         self.reply({"inputs": self._items(items, metas), "staging": [by[k] for k in stage]}, fds)
+
+    @property
+    def _export_staging(self) -> bool:
+        """Whether staging buffers are exported with the inputs, or only when ``lend`` asks.
+
+        A CUDA export (``_share_cuda_``) starts the tensor's cross-process reference count
+        at one, and only a consumer that opened the handle and let it go brings it back
+        to zero: a buffer exported but never lent stays allocated (PyTorch's IPC "limbo")
+        until the judge exits.  Staging exported with every timed call but lent only for
+        spot checks piled up that way (on the H200 the judges of the 6-8 GiB element-wise
+        problems ran out of memory in the timing loop).  So on CUDA staging is exported
+        only when the parent lends it; on the CPU an export is a ``memfd`` the parent
+        itself reads through.
+        """
+        return self.device.type != "cuda"
+
+    def cmd_lend(self, header: dict) -> None:
+        """Export the current probe's (``which="probe"``) or timed call's staging buffers."""
+        if header.get("which") == "timed":
+            if self.timed is None:
+                raise RuntimeError("no timed call to lend staging for")
+            metas, fds = self.arena.export(self.timed["stage"])
+            return self.reply({"staging": metas}, fds)
+        if self.current is None:
+            raise RuntimeError("no probe to lend staging for")
+        cur = self.current
+        metas, fds = self.arena.export(cur["a"] + cur["b"])
+        by = {m["id"]: m for m in metas}
+        self.reply({"staging": [by[k] for k in cur["a"]], "staging_after": [by[k] for k in cur["b"]]}, fds)
 
     def cmd_check_inputs(self, header: dict) -> None:
         """After a timed call: inputs unchanged? and, for a spot check, staged outputs right?"""
@@ -420,11 +453,21 @@ class Judge(JudgeData):
         self.reply({**stamps, "threads_delta": 0})
 
     def cmd_release(self, header: dict) -> None:
+        """Drop the evaluation's data; on CUDA, report what stays allocated beyond the session's base.
+
+        Lent memory comes back only once the candidate let go of its handles: a candidate
+        killed while it held them (or one that keeps them) leaves that memory allocated in
+        the judge for good (PyTorch's IPC limbo), so the parent retires a judge that
+        retains more than a little (``retained_bytes``) instead of reusing it.
+        """
         self._drop_spots()
         self.current = self.timed = self.first = None
         self.previous, self.earlier_fps = [], []
         self._release()
-        self.reply({})
+        out: dict[str, Any] = {}
+        if self.device.type == "cuda":
+            out["retained_bytes"] = max(int(torch.cuda.memory_allocated(self.device)) - self.base_bytes, 0)
+        self.reply(out)
 
     def cmd_snapshot(self, header: dict) -> None:
         snap: dict[str, Any] = {"pid": os.getpid(), "state": backend_state()}

@@ -72,6 +72,18 @@ class CandidateIO:
         return "trusted", ("the parent freezes the candidate's cgroup after every call and reads each output "
                            "with process_vm_readv into the judge's staging buffers")
 
+    def _lendable(self, which: str, groups: list[list[dict]], fds: list[int]) -> tuple[list[list[dict]], list[int]]:
+        """Staging metas the candidate can open: as the judge sent them, or exported now (CUDA).
+
+        On CUDA the judge exports staging only when it is lent (see ``Judge._export_staging``);
+        the descriptors returned are new and belong to the caller.
+        """
+        if all(m.get("kind") != "unexported" for g in groups for m in g):
+            return groups, []
+        lr, lfds = self.s.request("lend", {"cmd": "lend", "which": which})
+        keys = ("staging",) if which == "timed" else ("staging", "staging_after")
+        return [lr[k] for k in keys], lfds
+
     def _signals(self, phase: str) -> None:
         """``SigCgt`` of the candidate, read by the parent (a failed read while it lives is recorded)."""
         pid = self.handle.pid

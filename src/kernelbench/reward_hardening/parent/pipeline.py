@@ -120,7 +120,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
             ev.phases.append({"t_s": phase_time(ev), "phase": "reference", "pid": session.pid, "state": session.state,
                               "reused": not own_session})
             CandidateRun(session, cfg, ev, root, device, rng).run(candidate_src)
-            session.request("release", {"cmd": "release"})
+            ev.phases.append({"t_s": phase_time(ev), "phase": "judge_release", **session.release()})
         except JudgeFailed as exc:
             ev.reference_error = str(exc)
             # before the candidate ran, the reference (or its data) is at fault: UNSUPPORTED;

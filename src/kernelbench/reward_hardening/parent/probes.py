@@ -89,7 +89,9 @@ class CorrectnessProbes(CandidateIO):
                                                                          "identity_changed", "dispatch")},
                                  "written": wa and wb, "stage_problem": why_a or why_b}
             else:
-                (inputs, stage_a, stage_b), fds = repack([jr["inputs"], jr["staging"], jr["staging_after"]], jfds)
+                stages, lent_fds = self._lendable("probe", [jr["staging"], jr["staging_after"]], jfds)
+                jfds = jfds + lent_fds  # closed with the probe's own descriptors
+                (inputs, stage_a, stage_b), fds = repack([jr["inputs"], *stages], jfds)
                 reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs, "staging": stage_a,
                                                             "staging_after": stage_b}, fds)
                 if reply.get("ok") and not self.device.startswith("cuda"):

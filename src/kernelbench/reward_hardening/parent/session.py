@@ -30,7 +30,10 @@ from kernelbench.reward_hardening.parent.workers import (
     timing_sample,
 )
 
-__all__ = ["ReferenceSession"]
+__all__ = ["RETAIN_LIMIT_BYTES", "ReferenceSession"]
+
+# device memory a judge may keep beyond its loaded reference after a release before it is retired
+RETAIN_LIMIT_BYTES = 256 << 20
 
 
 class ReferenceSession:
@@ -61,6 +64,7 @@ class ReferenceSession:
         self.judge_peak_rss_bytes = 0
         self.copy_bytes_per_s: float | None = None
         self.started = False
+        self.retired = False  # kept memory after a release: finish this sample, then start afresh
 
     @staticmethod
     def key_for(reference_src: str, cfg: HardeningConfig, device: str) -> tuple:
@@ -69,8 +73,20 @@ class ReferenceSession:
 
     @property
     def alive(self) -> bool:
-        return self.error is None and (not self.started or (self.handle is not None
-                                                             and self.handle.process.is_alive()))
+        return self.error is None and not self.retired and (
+            not self.started or (self.handle is not None and self.handle.process.is_alive()))
+
+    def release(self) -> dict:
+        """End one sample's evaluation in the judge; retire a judge that kept memory it lent.
+
+        Returns what the judge reported (``retained_bytes`` on CUDA).  A retired session
+        finishes the current sample but is not reused: the next sample gets a fresh judge.
+        """
+        reply, _ = self.request("release", {"cmd": "release"})
+        retained = int(reply.get("retained_bytes") or 0)
+        if retained > RETAIN_LIMIT_BYTES:
+            self.retired = True
+        return {"retained_bytes": retained, "retired": self.retired}
 
     def start(self) -> None:
         if self.started:

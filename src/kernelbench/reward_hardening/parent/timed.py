@@ -57,7 +57,9 @@ class TimedCalls(CandidateIO):
                                                                jfds)
                     copied = {"written": written, "why": why}
                 elif spot:
-                    (staging,), sfds = repack([jr["staging"]], jfds)
+                    (lent,), lent_fds = self._lendable("timed", [jr["staging"]], jfds)
+                    jfds = jfds + lent_fds  # closed with the call's own descriptors
+                    (staging,), sfds = repack([lent], jfds)
                     copied, _ = self.drv.request("spot_check", {"cmd": "copy_last", "staging": staging}, sfds)
                     self._staged_request(sum(int(m.get("nbytes", 0)) for m in jr["staging"]))
                     if copied.get("unreadable"):
