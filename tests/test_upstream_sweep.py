@@ -293,3 +293,31 @@ def test_a_problem_that_kills_the_batch_is_reported_and_the_rest_still_run(tmp_p
     assert report["summary"]["off"]["batch_deaths"] == 1 and report["summary"]["off"]["batches"] == 2
     assert not report["summary"]["goals"]["every_problem_a_record"]
     assert "died (rc 137)" in next(r for r in report["rows"] if r["id"] == 7)["off"]["explanation"]
+
+
+def test_sweep_merge_keeps_the_latest_row_and_lists_what_is_missing(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sweep_merge", Path(__file__).resolve().parents[1] / "bench"
+                                                  / "sweep_merge.py")
+    merge_mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(merge_mod)
+
+    def run(name, rows):
+        p = tmp_path / name
+        p.write_text(json.dumps({"command": f"sweep {name}", "config": {"level": 3, "num_perf_trials": 20},
+                                 "env": {"git_commit": "abc"},
+                                 "rows": [{"id": i, "name": f"{i}_x.py", "input_bytes": 1, "output_bytes": 1,
+                                           "enforce": {"status": st, "main_finding": None, "explanation": ""}}
+                                          for i, st in rows]}))
+        return p
+
+    a = run("a.json", [(1, "UNSUPPORTED"), (2, "PASS"), (3, "NO RECORD")])
+    b = run("b.json", [(1, "PASS"), (4, "FAIL")])
+    out = merge_mod.merge([a, b], 3)
+    assert [(r["id"], r["enforce"]["status"], r["run"]) for r in out["rows"]] == [
+        (1, "PASS", "b.json"), (2, "PASS", "a.json"), (4, "FAIL", "b.json")]
+    s = out["summary"]
+    assert s["pass"] == 2 and s["fail"] == 1 and 3 in s["missing_ids"] and len(s["missing_ids"]) == 47
+    assert merge_mod.main([str(a), str(b), "--level", "3", "--out", str(tmp_path / "o"), "--name", "m"]) == 0
+    assert json.loads((tmp_path / "o" / "m.json").read_text())["summary"]["fail"] == 1

@@ -41,6 +41,7 @@ def test_cuda_tensor_is_lent_by_ipc_handle_and_shared_both_ways():
     a, b = ctx.Pipe(duplex=True)
     proc = ctx.Process(target=_consumer, args=(b,))
     proc.start()
+    b.close()  # the consumer holds the only other end: its death is an EOF here, not a hang
     arena = SharedArena(torch.device("cuda:0"))
     pool = torch.cuda.MemPool()
     with torch.cuda.use_mem_pool(pool):
@@ -48,6 +49,9 @@ def test_cuda_tensor_is_lent_by_ipc_handle_and_shared_both_ways():
     metas, fds = arena.export([key])
     assert metas[0]["kind"] == "cuda" and fds == []
     send_message(a, {"tensor": metas[0]})
+    if not a.poll(120):
+        proc.kill()
+        pytest.fail(f"the consumer did not answer within 120 s (exit code {proc.exitcode})")
     reply, _ = recv_message(a)
     proc.join(60)
     assert reply["sum"] == float(t.double().sum()) / 2 and reply["device"].startswith("cuda")
@@ -64,21 +68,23 @@ def test_fingerprint_on_the_device_matches_the_cpu():
     assert fingerprint(y) != fingerprint(x)
 
 
-PEAK = textwrap.dedent('''
-    import json, resource, sys
-    from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
-    N = 16384
-    ref = """
+# the problem (column 0) and the script around it are kept apart: one dedent cannot serve both
+PEAK_REFERENCE = """
 import torch
 import torch.nn as nn
 class Model(nn.Module):
     def forward(self, a, b):
         return torch.outer(a, b)
 def get_inputs():
-    return [torch.rand(%d), torch.rand(%d)]
+    return [torch.rand(16384), torch.rand(16384)]
 def get_init_inputs():
     return []
-""" % (N, N)
+"""
+
+PEAK = textwrap.dedent('''
+    import json, resource, sys
+    from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
+    ref = open(sys.argv[1]).read()
     cand = ref.replace("class Model(", "class ModelNew(")
     cfg = HardeningConfig(mode="enforce", policy="practical", device="cuda", timeout=300, num_correct_trials=3,
                           num_perf_trials=20)
@@ -90,10 +96,14 @@ def get_init_inputs():
 
 
 def test_1_gib_output_verified_on_cuda_with_the_parent_under_2_gib(tmp_path):
-    script = tmp_path / "peak.py"
+    script, problem = tmp_path / "peak.py", tmp_path / "outer.py"
     script.write_text(PEAK)
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900, env=env)
+    problem.write_text(PEAK_REFERENCE)
+    # the checkout's src first, then whatever the environment already puts on the path
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH"))
+                                                       if p)}
+    out = subprocess.run([sys.executable, str(script), str(problem)], capture_output=True, text=True, timeout=900,
+                         env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["status"] == "PASS", result

@@ -1,0 +1,118 @@
+"""Merge the JSON outputs of several ``upstream_sweep.py`` runs of one level into one table.
+
+A full sweep of a level does not fit one command on a lent GPU (10 minutes a call), so it
+is run in pieces (``--ids``), each writing its own ``<name>.json``.  This script puts the
+pieces together: one row per problem id (the last run given wins when an id appears
+twice, so list the runs oldest first), the run each row came from, and a summary against
+the honest-verdict goals (every problem PASS; no FAIL row; parent RSS < 2 GiB).
+
+    python bench/sweep_merge.py --level 1 --out docs/validation/h200 --name level1_merged \\
+        run_a.json run_b.json run_c.json
+
+Prints the table and writes ``<name>.json`` and ``<name>.md`` to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from tabulate import tabulate
+
+LEVEL_SIZES = {1: 100, 2: 100, 3: 50}
+GiB = 1 << 30
+
+
+def _gib(n) -> str:
+    return "" if not n else f"{n / GiB:.3g} GiB"
+
+
+def merge(paths: list[Path], level: int) -> dict:
+    rows: dict[int, dict] = {}
+    runs = []
+    for p in paths:
+        d = json.loads(p.read_text())
+        if int(d.get("config", {}).get("level", level)) != level:
+            raise SystemExit(f"{p}: level {d['config'].get('level')}, expected {level}")
+        runs.append({"file": p.name, "command": d.get("command"), "config": d.get("config"), "env": d.get("env")})
+        for r in d.get("rows", []):
+            rec = r.get("enforce") or {}
+            if rec.get("status") in (None, "NO RECORD"):
+                continue  # not reached by that run (its batch timeout): another run may have it
+            rows[int(r["id"])] = {**r, "run": p.name}
+    merged = [rows[i] for i in sorted(rows)]
+    statuses = [r["enforce"]["status"] for r in merged]
+    expected = LEVEL_SIZES.get(level)
+    missing = sorted(set(range(1, expected + 1)) - set(rows)) if expected else []
+    rss = [r["enforce"].get("parent_peak_rss_bytes") or 0 for r in merged]
+    summary = {
+        "level": level, "problems_with_record": len(merged), "problems_in_level": expected,
+        "missing_ids": missing,
+        "pass": statuses.count("PASS"),
+        "fail": statuses.count("FAIL"),
+        "not_pass": [{"id": r["id"], "status": r["enforce"]["status"], "main_finding": r["enforce"].get("main_finding"),
+                      "explanation": (r["enforce"].get("explanation") or "")[:300]}
+                     for r in merged if r["enforce"]["status"] != "PASS"],
+        "max_parent_rss_bytes": max(rss, default=0),
+        "configs": sorted({json.dumps(run["config"], sort_keys=True) for run in runs}),
+    }
+    return {"runs": runs, "rows": merged, "summary": summary}
+
+
+def table(result: dict) -> str:
+    body = [[r["id"], r["name"][:42], _gib(r.get("input_bytes")), _gib(r.get("output_bytes")),
+             r["enforce"].get("wall_s"), _gib(r["enforce"].get("parent_peak_rss_bytes")),
+             _gib(r["enforce"].get("gpu_peak_bytes")), r["enforce"]["status"], r["enforce"].get("main_finding") or "",
+             r["run"]] for r in result["rows"]]
+    return tabulate(body, headers=["id", "name", "input", "output", "enforce s", "parent RSS", "GPU peak", "status",
+                                   "finding", "run"], tablefmt="github")
+
+
+def summary_lines(result: dict) -> list[str]:
+    s = result["summary"]
+    lines = [f"level {s['level']}: {s['pass']} PASS of {s['problems_with_record']} problems with a record "
+             f"({s['problems_in_level']} in the level); FAIL rows: {s['fail']}; "
+             f"max parent RSS {_gib(s['max_parent_rss_bytes'])}"]
+    if s["missing_ids"]:
+        lines.append(f"not yet run: {', '.join(map(str, s['missing_ids']))}")
+    lines += [f"not PASS: L{s['level']}/{x['id']} {x['status']} {x['main_finding']}: {x['explanation']}"
+              for x in s["not_pass"]]
+    if len(s["configs"]) > 1:
+        lines.append("WARNING: the runs used different settings: " + " | ".join(s["configs"]))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+", type=Path, help="upstream_sweep.py JSON outputs, oldest first")
+    ap.add_argument("--level", type=int, required=True)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--name", default=None, help="file stem (default upstream_sweep_level<L>_merged)")
+    args = ap.parse_args(argv)
+    result = merge(args.runs, args.level)
+    text = table(result)
+    lines = summary_lines(result)
+    print(text)
+    print()
+    print("\n".join(lines))
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        name = args.name or f"upstream_sweep_level{args.level}_merged"
+        md = [f"# Upstream KernelBench level {args.level}, merged from {len(result['runs'])} runs", "",
+              "Runs (oldest first; a later run's row wins for an id in both):", ""]
+        md += [f"- `{r['file']}`: `{r['command']}` (code {r['env'].get('git_commit') if r.get('env') else '?'})"
+               for r in result["runs"]]
+        md += ["", "## Summary", ""] + [f"- {x}" for x in lines] + ["", "## Per problem", "", text, ""]
+        for ext, content in ((".json", json.dumps(result, indent=1)), (".md", "\n".join(md))):
+            tmp = args.out / f".{name}{ext}.tmp"
+            tmp.write_text(content)
+            os.replace(tmp, args.out / f"{name}{ext}")
+        print(f"[merge] wrote {args.out / (name + '.json')} and {args.out / (name + '.md')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
