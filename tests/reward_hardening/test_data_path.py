@@ -352,3 +352,32 @@ def test_staging_is_lent_again_on_request(tmp_path):
     cuda_judge = Judge.__new__(Judge)
     cuda_judge.device = torch.device("cuda")
     assert judge._export_staging and not cuda_judge._export_staging  # CUDA: only lent staging is exported
+
+
+def test_device_read_refuses_spans_outside_the_mapped_allocation():
+    from kernelbench.reward_hardening.judge.device_read import ReadRefused, checked_span
+
+    target = torch.empty(4, 8)  # 128 bytes
+    fact = {"ptr": 1000 + 64, "ipc": {"base": 1000}, "shape": [4, 8], "stride": [8, 1], "element_size": 4,
+            "dtype": "float32"}
+    assert checked_span(fact, target, 192) == (64, 128)
+    assert checked_span({**fact, "stride": [1, 4]}, target, 192) == (64, 128)  # a transposed, dense layout
+    for bad, kind in (({**fact, "ptr": 990}, "unreadable"),  # before the allocation
+                      ({**fact, "stride": [16, 1]}, "unreadable"),  # its last rows past the mapping's end
+                      ({**fact, "shape": [8, 4]}, "structure"), ({**fact, "dtype": "float16"}, "structure"),
+                      ({**fact, "stride": [-8, 1]}, "facts"), ({**fact, "ptr": 1066}, "unreadable"),
+                      ({k: v for k, v in fact.items() if k != "ipc"}, "facts")):
+        with pytest.raises(ReadRefused) as exc:
+            checked_span(bad, target, 192)
+        assert exc.value.kind == kind, bad
+
+
+def test_device_read_refuses_before_mapping_anything():
+    from kernelbench.reward_hardening.judge.device_read import ReadRefused, read_outputs
+
+    target = torch.empty(2)
+    for facts, kind in (([{"ipc_error": "CUDA_ERROR_INVALID_VALUE"}], "refused"), ([{"ptr": 1}], "facts"),
+                        ([], "structure"), (None, "structure"), (["x"], "facts")):
+        with pytest.raises(ReadRefused) as exc:
+            read_outputs(facts, [target], torch.device("cpu"))
+        assert exc.value.kind == kind

@@ -108,3 +108,42 @@ def test_1_gib_output_verified_on_cuda_with_the_parent_under_2_gib(tmp_path):
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["status"] == "PASS", result
     assert result["peak_rss_kib"] * 1024 < 2 << 30, result
+
+
+def _exporter(conn):
+    from kernelbench.reward_hardening.candidate.outputs import output_facts
+    from kernelbench.reward_hardening.ipc.cuda_ipc import export_allocation
+
+    x = torch.arange(1 << 20, dtype=torch.float32, device="cuda:0").reshape(1024, 1024)
+    view = x.t()[3:]  # a transposed crop: strided, inside a larger allocation
+    torch.cuda.synchronize()
+    fact = output_facts(view)
+    fact["ipc"] = export_allocation(fact["ptr"])
+    conn.send(fact)
+    conn.recv()  # keep the allocation alive until the judge has read it
+
+
+def test_judge_reads_a_workers_output_through_the_drivers_ipc_handle():
+    from kernelbench.reward_hardening.judge.device_read import ReadRefused, read_outputs
+
+    ctx = mp.get_context("spawn")
+    a, b = ctx.Pipe(duplex=True)
+    proc = ctx.Process(target=_exporter, args=(b,))
+    proc.start()
+    b.close()
+    try:
+        if not a.poll(120):
+            pytest.fail(f"the exporter did not answer within 120 s (exit code {proc.exitcode})")
+        fact = a.recv()
+        target = torch.empty(1021, 1024, device="cuda:0")
+        reads = read_outputs([fact], [target], torch.device("cuda:0"))
+        want = torch.arange(1 << 20, dtype=torch.float32, device="cuda:0").reshape(1024, 1024).t()[3:]
+        assert torch.equal(target, want) and reads[0]["nbytes"] > 0
+        with pytest.raises(ReadRefused):  # a span past the allocation is refused, nothing read
+            read_outputs([{**fact, "ptr": fact["ipc"]["base"] + fact["ipc"]["size"] - 4}], [target],
+                         torch.device("cuda:0"))
+        a.send("done")
+    finally:
+        proc.join(30)
+        if proc.is_alive():
+            proc.kill()

@@ -30,4 +30,7 @@ def test_cuda_records_event_and_host_times():
     assert all(e is not None and e > 0 for e in ts["event_ms"])
     assert record["reward_hardening"]["capabilities"]["async_timing_check"]["status"] == "AVAILABLE"
     assert record["reward_hardening"]["capabilities"]["backend_profiler"]["status"] == "AVAILABLE"
+    # every output was read by the judge from the frozen worker (CUDA IPC), none by the candidate's harness
+    read = record["reward_hardening"]["capabilities"]["trusted_output_read"]
+    assert read["status"] == "AVAILABLE" and "0 failed" in read["detail"], read
     assert record["metadata"]["gpu_memory"]["peak_allocated_bytes"] > 0

@@ -66,6 +66,8 @@ from kernelbench.reward_hardening.worker_runtime import (  # noqa: F401  (MARKER
     split_marker,
     timed_call,
 )
+from kernelbench.reward_hardening.ipc.cuda_ipc import available as cuda_ipc_available
+from kernelbench.reward_hardening.ipc.cuda_ipc import export_allocation as _export_allocation
 from kernelbench.reward_hardening.ipc.lending import import_tensor
 from kernelbench.reward_hardening.ipc.wire import CANDIDATE_COMMANDS, recv_message, send_message
 
@@ -104,7 +106,7 @@ __all__ = ["Harness", "MARKER_KERNEL", "exact_outputs", "split_marker", "worker_
 _HARNESS_NAMES = ("_monotonic_ns", "_perf_counter_ns", "_cuda_sync", "_Event", "_copy", "_data_ptr",
                   "exact_outputs", "output_facts", "output_evidence", "send_message", "recv_message",
                   "import_tensor", "timed_call", "api_identities", "backend_state", "concurrency",
-                  "l2_persistence_state", "reset_l2_persistence", "dispatch_changes")
+                  "l2_persistence_state", "reset_l2_persistence", "dispatch_changes", "_export_allocation")
 # The harness modules that bind them: a helper is read from the globals of the module
 # that calls it, so a replacement (or removal) in any module that bound it at import counts.
 _HARNESS_MODULES = (__name__, outputs.__name__, profiling.__name__, capture.__name__)
@@ -154,6 +156,7 @@ class Harness:
         self.settled: list | None = None
         self.flush_buf: Any = None
         self.memory_cap = None
+        self.export_probe: Any = None  # the read self-test's tensor (CUDA)
         # Lent inputs stay mapped for a while after their call, as the earlier design kept
         # its own input copies alive: addresses and ids never repeat, so a cache keyed on
         # them can never replay anything (benign_ptr_cache_never_pays).
@@ -179,6 +182,7 @@ class Harness:
         if self.device.type == "cuda":
             self.memory_cap = self.spec.get("gpu_memory_fraction")
             self.flush_buf = init_cuda_device(self.device, self.memory_cap)
+            cuda_ipc_available()  # the driver's IPC entry points resolved before any candidate code
         # warm the intra-op thread pool so later thread counts have a stable baseline
         a = torch.rand(256, 256)
         (a @ a).sum().item()
@@ -192,10 +196,10 @@ class Harness:
             try:
                 header, fds = recv_message(self.conn, None, self.spec.get("spill_dir"))
             except EOFError:
-                return
+                return self._let_go()
             cmd = header.get("cmd")
             if cmd == "exit":
-                return
+                return self._let_go()
             handler = handlers.get(cmd)
             try:
                 if handler is None:
@@ -220,6 +224,31 @@ class Harness:
                         os.close(fd)
                     except OSError:
                         pass
+
+    def _let_go(self) -> None:
+        """Drop every lent tensor before exiting (CUDA: the judge gets its memory back only then)."""
+        self.kept, self.kept_bytes = [], 0
+        self.last_output = self.pending = self.settled = self.export_probe = None
+        import gc
+
+        gc.collect()
+        self.sync()
+
+    def _exported(self, facts: list[dict]) -> list[dict]:
+        """Facts with the IPC handle of each output's allocation (CUDA, for the judge's read)."""
+        for f in facts:
+            if f["device"].startswith("cuda") and f["numel"]:
+                try:
+                    f["ipc"] = _export_allocation(f["ptr"])
+                except Exception as exc:  # the judge's read then refuses: the record says why
+                    f["ipc_error"] = f"{type(exc).__name__}: {exc}"[:200]
+        return facts
+
+    def cmd_export_probe(self, header: dict, fds: list[int]) -> None:
+        """A known int32 tensor and its allocation's handle: the judge's read self-test (before candidate code)."""
+        self.export_probe = torch.arange(4096, dtype=torch.int32, device=self.device)
+        self.sync()
+        self.reply({"outputs": self._exported([output_facts(self.export_probe)])})
 
     def _inputs(self, items: list, fds: list[int]) -> list:
         out = []
@@ -318,9 +347,12 @@ class Harness:
         facts = [output_facts(t) for t in tensors]
         evidence = output_evidence(tensors, facts, container, inputs, self._live_earlier_spans())
         if "staging" not in header:
-            # the parent reads the outputs itself, right now (trusted read), and sends ``settle``
+            # the parent reads the outputs itself, right now (trusted read), and sends ``settle``;
+            # on CUDA the current stream has finished (stream order, as the in-process copy's)
+            self._stream_sync()
             self.pending = (tensors, facts, before, common)
-            self.reply({**common, "evidence": evidence, "outputs": facts,
+            self.reply({**common, "evidence": evidence, "outputs": self._exported(facts) if header.get("export")
+                        else facts,
                         "concurrency": {"before": before, "after_return": concurrency()}})
             return
         # first read right after return, in stream order; then again after a full sync and a pause
@@ -382,8 +414,9 @@ class Harness:
         if tensors is not None:
             self.last_output, self.last_facts = tensors, [output_facts(t) for t in tensors]
         del inputs, out
+        facts = self._exported([dict(f) for f in self.last_facts]) if header.get("export") else self.last_facts
         self.reply({**stamps, "threads_delta": os_thread_count() - threads_before,
-                    "output_problem": problem, "outputs": self.last_facts})
+                    "output_problem": problem, "outputs": facts})
 
     def cmd_copy_last(self, header: dict, fds: list[int]) -> None:
         staging = [import_tensor(m, fds) for m in header.get("staging", [])]

@@ -42,6 +42,7 @@ JUDGE_COMMANDS = (
     "judge",         # compare the staged candidate outputs with the probe's reference outputs
     "timed_input",   # a fresh hidden input set for one timed call of the candidate (no outputs)
     "lend",          # export the current staging buffers to be lent to the candidate (CUDA: on demand)
+    "device_read",   # CUDA: fill staging from the frozen candidate's outputs through driver IPC handles
     "check_inputs",  # after a timed call: input fingerprints, and (spot check) staged outputs vs reference
     "check_spots",   # after the timing loop: the held spot-checked outputs vs reference
     "ref_prepare",   # a fresh input set for one timed call of the reference itself
@@ -55,6 +56,7 @@ CANDIDATE_COMMANDS = (
     "settle",     # after a call whose outputs the parent read: sync, pause, re-check the outputs' facts
     "time",       # one timed call on freshly lent inputs (mapped before the clock starts)
     "copy_last",  # copy the last timed call's outputs into staging buffers (spot check)
+    "export_probe",  # CUDA: a known int32 tensor and its allocation's IPC handle (the judge's read self-test)
     "profile",    # one forward under the profiler
     "snapshot",   # state, APIs, threads
 )

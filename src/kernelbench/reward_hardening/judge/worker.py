@@ -39,6 +39,7 @@ from kernelbench.reward_hardening.ipc.lending import SharedArena, fingerprint
 from kernelbench.reward_hardening.ipc.wire import JUDGE_COMMANDS, recv_message, send_message
 from kernelbench.reward_hardening.judge.compare import VALUES_DIFFER, compare
 from kernelbench.reward_hardening.judge.data import JudgeData
+from kernelbench.reward_hardening.judge.device_read import StagingAccess
 from kernelbench.reward_hardening.judge.values import flat_outputs, nbytes, perturb, structure_of
 from kernelbench.reward_hardening.worker_runtime import (
     apply_precision_config,
@@ -51,7 +52,7 @@ from kernelbench.reward_hardening.worker_runtime import (
 __all__ = ["Judge", "judge_main", "perturb", "structure_of"]
 
 
-class Judge(JudgeData):
+class Judge(StagingAccess, JudgeData):
     """The judge's command loop and every comparison (the data it works on: :class:`JudgeData`)."""
 
     def __init__(self, conn: Any, spec: dict):
@@ -364,35 +365,6 @@ class Judge(JudgeData):
         metas, fds = self.arena.export(keys + (stage if self._export_staging else []))
         by = {m["id"]: m for m in metas + ([] if self._export_staging else self.arena.describe(stage))}
         self.reply({"inputs": self._items(items, metas), "staging": [by[k] for k in stage]}, fds)
-
-    @property
-    def _export_staging(self) -> bool:
-        """Whether staging buffers are exported with the inputs, or only when ``lend`` asks.
-
-        A CUDA export (``_share_cuda_``) starts the tensor's cross-process reference count
-        at one, and only a consumer that opened the handle and let it go brings it back
-        to zero: a buffer exported but never lent stays allocated (PyTorch's IPC "limbo")
-        until the judge exits.  Staging exported with every timed call but lent only for
-        spot checks piled up that way (on the H200 the judges of the 6-8 GiB element-wise
-        problems ran out of memory in the timing loop).  So on CUDA staging is exported
-        only when the parent lends it; on the CPU an export is a ``memfd`` the parent
-        itself reads through.
-        """
-        return self.device.type != "cuda"
-
-    def cmd_lend(self, header: dict) -> None:
-        """Export the current probe's (``which="probe"``) or timed call's staging buffers."""
-        if header.get("which") == "timed":
-            if self.timed is None:
-                raise RuntimeError("no timed call to lend staging for")
-            metas, fds = self.arena.export(self.timed["stage"])
-            return self.reply({"staging": metas}, fds)
-        if self.current is None:
-            raise RuntimeError("no probe to lend staging for")
-        cur = self.current
-        metas, fds = self.arena.export(cur["a"] + cur["b"])
-        by = {m["id"]: m for m in metas}
-        self.reply({"staging": [by[k] for k in cur["a"]], "staging_after": [by[k] for k in cur["b"]]}, fds)
 
     def cmd_check_inputs(self, header: dict) -> None:
         """After a timed call: inputs unchanged? and, for a spot check, staged outputs right?"""

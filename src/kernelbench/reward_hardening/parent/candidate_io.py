@@ -59,18 +59,41 @@ class CandidateIO:
     # ---------------------------------------------------------------- trusted reads
     def _read_path(self) -> tuple[str, str]:
         """How outputs reach the judge for this candidate, and why."""
-        if self.device.startswith("cuda"):
-            return "in_process", ("CUDA: the candidate's harness copies its outputs into the judge's staging "
-                                  "buffers (device memory is not readable with process_vm_readv)")
+        cuda = self.device.startswith("cuda")
         if not self.cfg.trusted_read:
             return "in_process", "trusted read switched off by configuration (trusted_read=False)"
-        ok, why = trusted_read.available()
-        if not ok:
-            return "in_process", why
+        if not cuda:
+            ok, why = trusted_read.available()
+            if not ok:
+                return "in_process", why
         if not trusted_read.can_freeze(self.handle.unit.cgroup):
             return "in_process", "no cgroup freezer for the candidate's cgroup leaf"
+        if cuda:
+            ok, why = self._device_read_selftest()
+            if not ok:
+                return "in_process", f"CUDA: the judge's read of a frozen worker failed its self-test ({why})"
+            return "trusted", ("the parent freezes the candidate's cgroup after every call and the judge copies "
+                               "each output through a CUDA IPC handle of its allocation into its staging buffers")
         return "trusted", ("the parent freezes the candidate's cgroup after every call and reads each output "
                            "with process_vm_readv into the judge's staging buffers")
+
+    def _device_read_selftest(self) -> tuple[bool, str]:
+        """Before any candidate code: the harness exports a known tensor, the judge reads it from the frozen worker."""
+        reply, _ = self.drv.request("start", {"cmd": "export_probe"})
+        if not reply.get("ok"):
+            return False, str(reply.get("error") or "the harness could not export its probe tensor")[:200]
+        try:
+            trusted_read.freeze(self.handle.unit.cgroup, timeout=max(1.0, min(self.cfg.timeout, 10.0)))
+        except trusted_read.ReadFailed as exc:
+            return False, exc.detail[:200]
+        try:
+            jr, _ = self.s.request("device_read", {"cmd": "device_read", "which": "selftest",
+                                                   "outputs": reply.get("outputs")})
+        finally:
+            trusted_read.thaw(self.handle.unit.cgroup)
+        if not jr.get("written"):
+            return False, f"{jr.get('kind')}: {jr.get('detail')}"[:200]
+        return True, "self-test read matched"
 
     def _lendable(self, which: str, groups: list[list[dict]], fds: list[int]) -> tuple[list[list[dict]], list[int]]:
         """Staging metas the candidate can open: as the judge sent them, or exported now (CUDA).
@@ -92,8 +115,22 @@ class CandidateIO:
         if mask is not None or alive:
             self.ev.signals.append({"phase": phase, "sigcgt": mask})
 
+    def _device_read(self, phase: str, facts: list) -> list:
+        """CUDA: the judge copies the frozen candidate's outputs into the phase's staging (raises ``ReadFailed``)."""
+        which = "timed" if phase.startswith("timing") else ("b" if phase.startswith("settle") else "a")
+        jr, _ = self.s.request("device_read", {"cmd": "device_read", "which": which, "outputs": facts})
+        if not jr.get("written"):
+            raise trusted_read.ReadFailed(str(jr.get("kind") or "failed"), str(jr.get("detail") or "")[:300])
+        return [trusted_read.OutputRead(int(r.get("nbytes", 0)), True, None, float(r.get("read_ms", 0.0)))
+                for r in jr.get("reads") or []]
+
     def _trusted_read(self, phase: str, facts: Any, staging: list[dict], fds: list[int]) -> tuple[bool, Any, Any]:
-        """Freeze the candidate, copy its outputs into the staging buffers, thaw; (written, layouts, why)."""
+        """Freeze the candidate, copy its outputs into the staging buffers, thaw; (written, layouts, why).
+
+        CPU: the parent reads with ``process_vm_readv``; CUDA: the judge reads through the
+        driver's IPC handles (:mod:`kernelbench.reward_hardening.judge.device_read`), and the
+        staging then holds the outputs packed in row-major order.
+        """
         cg, pid = self.handle.unit.cgroup, self.handle.pid
         if not isinstance(facts, list):
             facts = []
@@ -101,7 +138,8 @@ class CandidateIO:
             freeze_ms = trusted_read.freeze(cg, timeout=max(1.0, min(self.cfg.timeout, 10.0)))
             try:
                 self._signals(phase)
-                reads = trusted_read.read_outputs(pid, facts, staging, fds)
+                reads = (self._device_read(phase, facts) if self.device.startswith("cuda")
+                         else trusted_read.read_outputs(pid, facts, staging, fds))
             finally:
                 trusted_read.thaw(cg)
         except trusted_read.ReadFailed as exc:
@@ -110,6 +148,8 @@ class CandidateIO:
             return False, None, exc.detail[:300]
         self.ev.reads.append({"phase": phase, "bytes": sum(r.nbytes for r in reads),
                               "ms": round(sum(r.read_ms for r in reads), 4), "freeze_ms": round(freeze_ms, 4)})
+        if self.device.startswith("cuda"):
+            return True, None, None  # packed row-major by the judge: read back as is
         return True, [{"contiguous": r.contiguous, "stride": r.stride} for r in reads], None
 
     def _oom_event(self, phase: str, facts: dict) -> dict:

@@ -74,7 +74,8 @@ class CorrectnessProbes(CandidateIO):
             if trusted:
                 # nothing but the inputs is lent: a correctness call maps what a timed call maps
                 (inputs,), fds = repack([jr["inputs"]], jfds)
-                reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs}, fds)
+                reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs,
+                                                            "export": self.device.startswith("cuda")}, fds)
                 if reply.get("ok") and "outputs" in reply:  # (a rejected result type has no facts to read)
                     wa, layouts["layouts_a"], why_a = self._trusted_read(f"call:{job['kind']}", reply.get("outputs"),
                                                                          jr["staging"], jfds)

@@ -43,7 +43,8 @@ class TimedCalls(CandidateIO):
             try:
                 (inputs,), fds = repack([jr["inputs"]], jfds)
                 send = time.monotonic_ns()
-                reply, _ = self.drv.request("timing", {"cmd": "time", "inputs": inputs}, fds)
+                reply, _ = self.drv.request("timing", {"cmd": "time", "inputs": inputs,
+                                                       "export": trusted and self.device.startswith("cuda")}, fds)
                 recv = time.monotonic_ns()
                 if not reply.get("ok"):
                     if isinstance(reply.get("oom"), dict):
