@@ -103,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         name = args.name or f"upstream_sweep_level{args.level}_merged"
         md = [f"# Upstream KernelBench level {args.level}, merged from {len(result['runs'])} runs", "",
               "Runs (oldest first; a later run's row wins for an id in both):", ""]
-        md += [f"- `{r['file']}`: `{r['command']}` (code {r['env'].get('git_commit') if r.get('env') else '?'})"
-               for r in result["runs"]]
+        md += [f"- `{r['file']}`: `{r['command']}` (commit {(r.get('env') or {}).get('git_commit', '?')}, "
+               f"src digest {(r.get('env') or {}).get('src_digest', 'not recorded')})" for r in result["runs"]]
         md += ["", "## Summary", ""] + [f"- {x}" for x in lines] + ["", "## Per problem", "", text, ""]
         for ext, content in ((".json", json.dumps(result, indent=1)), (".md", "\n".join(md))):
             tmp = args.out / f".{name}{ext}.tmp"

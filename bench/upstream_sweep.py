@@ -570,7 +570,21 @@ def _env(args) -> dict:
         p = torch.cuda.get_device_properties(0)
         env.update({"gpu": p.name, "gpu_memory_gib": round(p.total_memory / GIB, 1), "cuda": torch.version.cuda})
     env["git_commit"] = _git_commit()
+    # the code itself: a copy of the checkout without its own .git (a lent GPU machine) can
+    # report a stale or no commit, while this digest always names what ran
+    env["src_digest"] = _src_digest()
     return env
+
+
+def _src_digest() -> str:
+    """sha256 (first 12 hex digits) over the paths and bytes of every file under ``src/``."""
+    import hashlib
+
+    h = hashlib.sha256()
+    root = REPO / "src"
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:12]
 
 
 def _git_commit() -> str | None:
