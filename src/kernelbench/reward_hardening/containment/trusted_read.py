@@ -288,7 +288,8 @@ class OutputRead:
     nbytes: int
     contiguous: bool
     stride: list
-    read_ms: float
+    read_ms: float  # the copy (what RH-61 compares with a plain copy)
+    map_ms: float = 0.0  # CUDA: mapping and unmapping the allocation (grows with the allocation, not the output)
 
 
 def _copy_span(pid: int, remote: int, fd: int, nbytes: int) -> None:

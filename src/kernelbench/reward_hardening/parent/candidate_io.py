@@ -86,6 +86,7 @@ class CandidateIO:
             trusted_read.freeze(self.handle.unit.cgroup, timeout=max(1.0, min(self.cfg.timeout, 10.0)))
         except trusted_read.ReadFailed as exc:
             return False, exc.detail[:200]
+        jr: dict = {}
         try:
             jr, _ = self.s.request("device_read", {"cmd": "device_read", "which": "selftest",
                                                    "outputs": reply.get("outputs")})
@@ -121,8 +122,8 @@ class CandidateIO:
         jr, _ = self.s.request("device_read", {"cmd": "device_read", "which": which, "outputs": facts})
         if not jr.get("written"):
             raise trusted_read.ReadFailed(str(jr.get("kind") or "failed"), str(jr.get("detail") or "")[:300])
-        return [trusted_read.OutputRead(int(r.get("nbytes", 0)), True, None, float(r.get("read_ms", 0.0)))
-                for r in jr.get("reads") or []]
+        return [trusted_read.OutputRead(int(r.get("nbytes", 0)), True, None, float(r.get("read_ms", 0.0)),
+                                        float(r.get("map_ms", 0.0))) for r in jr.get("reads") or []]
 
     def _trusted_read(self, phase: str, facts: Any, staging: list[dict], fds: list[int]) -> tuple[bool, Any, Any]:
         """Freeze the candidate, copy its outputs into the staging buffers, thaw; (written, layouts, why).
@@ -146,8 +147,11 @@ class CandidateIO:
             if exc.kind not in ("structure", "layout"):  # a wrong shape or layout is judged as an output
                 self.ev.read_failures.append({"phase": phase, "kind": exc.kind, "detail": exc.detail[:300]})
             return False, None, exc.detail[:300]
-        self.ev.reads.append({"phase": phase, "bytes": sum(r.nbytes for r in reads),
-                              "ms": round(sum(r.read_ms for r in reads), 4), "freeze_ms": round(freeze_ms, 4)})
+        entry = {"phase": phase, "bytes": sum(r.nbytes for r in reads),
+                 "ms": round(sum(r.read_ms for r in reads), 4), "freeze_ms": round(freeze_ms, 4)}
+        if self.device.startswith("cuda"):
+            entry["map_ms"] = round(sum(r.map_ms for r in reads), 4)
+        self.ev.reads.append(entry)
         if self.device.startswith("cuda"):
             return True, None, None  # packed row-major by the judge: read back as is
         return True, [{"contiguous": r.contiguous, "stride": r.stride} for r in reads], None
