@@ -10,6 +10,13 @@ the honest-verdict goals (every problem PASS; no FAIL row; parent RSS < 2 GiB).
         run_a.json run_b.json run_c.json
 
 Prints the table and writes ``<name>.json`` and ``<name>.md`` to ``--out``.
+
+``--compare`` instead sets two runs of the same problems side by side (for example the
+same batch with ``--extra executor=ray`` and without): per problem the status and the
+error-severity codes of each, and the total enforce wall time of each with their ratio;
+the exit status is 1 when any verdict differs.
+
+    python bench/sweep_merge.py --level 1 --compare local.json ray.json
 """
 
 from __future__ import annotations
@@ -85,13 +92,50 @@ def summary_lines(result: dict) -> list[str]:
     return lines
 
 
+def _verdict(row: dict) -> tuple:
+    rec = row.get("enforce") or {}
+    return rec.get("status"), tuple(sorted({f["code"] for f in rec.get("findings") or []
+                                            if f.get("severity") == "error"}))
+
+
+def compare(a: Path, b: Path) -> dict:
+    """Two runs of the same problems: per-id verdicts and the wall-time totals of the ids both have."""
+    ra = {int(r["id"]): r for r in json.loads(a.read_text()).get("rows", [])}
+    rb = {int(r["id"]): r for r in json.loads(b.read_text()).get("rows", [])}
+    both = sorted(i for i in set(ra) & set(rb) if _verdict(ra[i])[0] not in (None, "NO RECORD")
+                  and _verdict(rb[i])[0] not in (None, "NO RECORD"))
+    rows = [{"id": i, "a": _verdict(ra[i]), "b": _verdict(rb[i]), "same": _verdict(ra[i]) == _verdict(rb[i]),
+             "a_wall_s": (ra[i].get("enforce") or {}).get("wall_s"),
+             "b_wall_s": (rb[i].get("enforce") or {}).get("wall_s")} for i in both]
+    wa = sum(r["a_wall_s"] or 0.0 for r in rows)
+    wb = sum(r["b_wall_s"] or 0.0 for r in rows)
+    return {"a": a.name, "b": b.name, "rows": rows, "compared": len(rows),
+            "only_one": sorted(set(ra) ^ set(rb)), "differ": [r["id"] for r in rows if not r["same"]],
+            "a_wall_s": round(wa, 2), "b_wall_s": round(wb, 2), "b_over_a": round(wb / wa, 3) if wa else None}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+", type=Path, help="upstream_sweep.py JSON outputs, oldest first")
+    ap.add_argument("runs", nargs="*", type=Path, help="upstream_sweep.py JSON outputs, oldest first")
     ap.add_argument("--level", type=int, required=True)
+    ap.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="two runs of the same problems")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--name", default=None, help="file stem (default upstream_sweep_level<L>_merged)")
     args = ap.parse_args(argv)
+    if args.compare:
+        c = compare(*args.compare)
+        print(tabulate([[r["id"], r["a"][0], ",".join(r["a"][1]), r["b"][0], ",".join(r["b"][1]), r["a_wall_s"],
+                         r["b_wall_s"], "same" if r["same"] else "DIFFERS"] for r in c["rows"]],
+                       headers=["id", f"status {c['a']}", "errors", f"status {c['b']}", "errors", "wall s A",
+                                "wall s B", "verdict"], tablefmt="github"))
+        print(f"\n{c['compared']} problems in both; verdicts differ on {len(c['differ'])}: {c['differ']}; "
+              f"total enforce wall {c['a_wall_s']} s vs {c['b_wall_s']} s (B/A {c['b_over_a']})")
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / f"{args.name or 'sweep_compare'}.json").write_text(json.dumps(c, indent=1))
+        return 1 if c["differ"] else 0
+    if not args.runs:
+        ap.error("give the runs to merge, or --compare A B")
     result = merge(args.runs, args.level)
     text = table(result)
     lines = summary_lines(result)

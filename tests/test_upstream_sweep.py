@@ -321,3 +321,23 @@ def test_sweep_merge_keeps_the_latest_row_and_lists_what_is_missing(tmp_path):
     assert s["pass"] == 2 and s["fail"] == 1 and 3 in s["missing_ids"] and len(s["missing_ids"]) == 47
     assert merge_mod.main([str(a), str(b), "--level", "3", "--out", str(tmp_path / "o"), "--name", "m"]) == 0
     assert json.loads((tmp_path / "o" / "m.json").read_text())["summary"]["fail"] == 1
+
+
+def test_sweep_merge_compare_reports_differing_verdicts_and_the_wall_ratio(tmp_path):
+    spec = importlib.util.spec_from_file_location("sweep_merge_cmp", REPO / "bench" / "sweep_merge.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+
+    def run(name, rows):
+        p = tmp_path / name
+        p.write_text(json.dumps({"rows": [{"id": i, "enforce": {"status": st, "wall_s": w, "findings": [
+            {"code": c, "severity": "error"} for c in codes]}} for i, st, w, codes in rows]}))
+        return p
+
+    a = run("local.json", [(1, "PASS", 2.0, []), (2, "FAIL", 3.0, ["RH-18"]), (3, "PASS", 1.0, [])])
+    b = run("ray.json", [(1, "PASS", 2.2, []), (2, "FAIL", 3.3, ["RH-18"]), (4, "PASS", 1.0, [])])
+    c = m.compare(a, b)
+    assert c["compared"] == 2 and c["differ"] == [] and c["only_one"] == [3, 4] and c["b_over_a"] == 1.1
+    assert m.main(["--level", "1", "--compare", str(a), str(b)]) == 0
+    b2 = run("ray2.json", [(1, "PASS", 2.0, []), (2, "FAIL", 3.0, ["RH-30"])])
+    assert m.compare(a, b2)["differ"] == [2] and m.main(["--level", "1", "--compare", str(a), str(b2)]) == 1
