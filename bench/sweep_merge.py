@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 from tabulate import tabulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from kernelbench.runs import atomic_write_text  # noqa: E402  (the one atomic writer)
 
 LEVEL_SIZES = {1: 100, 2: 100, 3: 50}
 GiB = 1 << 30
@@ -151,9 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                f"src digest {(r.get('env') or {}).get('src_digest', 'not recorded')})" for r in result["runs"]]
         md += ["", "## Summary", ""] + [f"- {x}" for x in lines] + ["", "## Per problem", "", text, ""]
         for ext, content in ((".json", json.dumps(result, indent=1)), (".md", "\n".join(md))):
-            tmp = args.out / f".{name}{ext}.tmp"
-            tmp.write_text(content)
-            os.replace(tmp, args.out / f"{name}{ext}")
+            atomic_write_text(args.out / f"{name}{ext}", content)
         print(f"[merge] wrote {args.out / (name + '.json')} and {args.out / (name + '.md')}")
     return 0
 
