@@ -376,8 +376,82 @@ def test_device_read_refuses_before_mapping_anything():
     from kernelbench.reward_hardening.judge.device_read import ReadRefused, read_outputs
 
     target = torch.empty(2)
-    for facts, kind in (([{"ipc_error": "CUDA_ERROR_INVALID_VALUE"}], "refused"), ([{"ptr": 1}], "facts"),
-                        ([], "structure"), (None, "structure"), (["x"], "facts")):
+    ok = {"ptr": 1024, "shape": [2], "stride": [1], "element_size": 4, "dtype": "float32", "device": "cuda:0"}
+    for facts, kind in (([{**ok, "ipc_error": "CUDA_ERROR_INVALID_VALUE"}], "refused"), ([ok], "facts"),
+                        ([{"ptr": 1}], "facts"), ([], "structure"), (None, "structure"), (["x"], "facts")):
         with pytest.raises(ReadRefused) as exc:
             read_outputs(facts, [target], torch.device("cpu"))
         assert exc.value.kind == kind
+
+
+def test_cuda_ipc_handles_survive_zero_bytes_both_ways(monkeypatch):
+    """A handle is 64 raw bytes: zeros inside it must reach the driver unchanged (a fake driver here)."""
+    import ctypes
+
+    from kernelbench.reward_hardening.ipc import cuda_ipc
+
+    handle = bytes([7, 0, 0, 9] + list(range(60)))
+    seen = {}
+
+    def get(ph, base):
+        ctypes.memmove(ctypes.addressof(ph._obj), handle, 64)  # as the driver writes the handle
+        return 0
+
+    def rng(pbase, psize, ptr):
+        pbase._obj.value, psize._obj.value = 4096, 1 << 20
+        return 0
+
+    def open_(pdptr, h, flags):
+        seen["handle"] = bytes(h)
+        pdptr._obj.value = 4096
+        return 0
+
+    monkeypatch.setitem(cuda_ipc._LIB, "lib", {"range": rng, "get": get, "open": open_, "close": lambda p: 0})
+    exported = cuda_ipc.export_allocation(5000)
+    assert bytes.fromhex(exported["handle"]) == handle and exported["base"] == 4096
+    assert cuda_ipc.open_allocation(exported["handle"]) == (4096, 1 << 20) and seen["handle"] == handle
+
+
+def test_device_read_judges_structure_first_and_blames_the_right_side(monkeypatch):
+    from kernelbench.reward_hardening.ipc import cuda_ipc
+    from kernelbench.reward_hardening.judge.device_read import ReaderFault, ReadRefused, read_outputs
+
+    target = torch.empty(2, 3)
+    fact = {"ptr": 4096, "shape": [2, 3], "stride": [3, 1], "element_size": 4, "dtype": "float32",
+            "device": "cuda:0", "ipc": {"handle": "00" * 64, "base": 4096}}
+    for bad, kind in (({**fact, "device": "cpu", "ipc": None}, "structure"),  # a CPU tensor is a wrong answer
+                      ({**fact, "shape": [3, 2], "ipc_error": "x"}, "structure"),  # structure before export
+                      ({**fact, "ipc": {"handle": "zz", "base": 4096}}, "facts")):
+        with pytest.raises(ReadRefused) as exc:
+            read_outputs([bad], [target], torch.device("cpu"))
+        assert exc.value.kind == kind, bad
+
+    def failing(code):
+        def open_(handle):
+            raise cuda_ipc.DriverError("cuIpcOpenMemHandle", code)
+        return open_
+
+    monkeypatch.setattr(cuda_ipc, "open_allocation", failing(400))  # a handle naming nothing: the candidate's
+    with pytest.raises(ReadRefused) as exc:
+        read_outputs([fact], [target], torch.device("cpu"))
+    assert exc.value.kind == "refused"
+    monkeypatch.setattr(cuda_ipc, "open_allocation", failing(2))  # out of memory in the judge: the evaluator's
+    with pytest.raises(ReaderFault):
+        read_outputs([fact], [target], torch.device("cpu"))
+
+
+def test_a_judge_reporting_its_own_fault_fails_as_the_evaluator():
+    from kernelbench.reward_hardening.config import HardeningConfig
+    from kernelbench.reward_hardening.parent.session import ReferenceSession
+    from kernelbench.reward_hardening.parent.workers import JudgeFailed
+
+    s = ReferenceSession("x = 1\n", HardeningConfig(device="cpu"), "cpu")
+
+    class Drv:
+        def request(self, phase, header):
+            return {"ok": False, "evaluator_fault": True, "error": "device read: cuIpcCloseMemHandle failed"}, []
+
+    s.drv = Drv()
+    with pytest.raises(JudgeFailed) as exc:
+        s.request("device_read", {"cmd": "device_read"})
+    assert exc.value.evaluator and not exc.value.oom and not s.alive  # RH-32 in the record, a fresh judge next

@@ -128,7 +128,8 @@ def api_identities() -> dict[str, int]:
             out[name] = -1
     for name in _HARNESS_NAMES:
         out[f"harness.{name}"] = _harness_identity(name)
-    for name in ("cmd_call", "cmd_settle", "cmd_time", "cmd_copy_last", "reply", "_stage"):
+    for name in ("cmd_call", "cmd_settle", "cmd_time", "cmd_copy_last", "cmd_export_probe", "reply", "_stage",
+                 "_exported", "_stream_sync", "sync"):
         out[f"harness.Harness.{name}"] = id(getattr(Harness, name, None))
     return out
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-__all__ = ["DriverError", "available", "close_allocation", "export_allocation", "mapped_range",
+__all__ = ["CANDIDATE_ERRORS", "DriverError", "available", "close_allocation", "export_allocation", "mapped_range",
            "open_allocation"]
 
 _HANDLE_BYTES = 64
@@ -38,7 +38,14 @@ class DriverError(Exception):
 
 
 class _Handle(ctypes.Structure):
-    _fields_ = [("reserved", ctypes.c_char * _HANDLE_BYTES)]
+    # unsigned bytes, never c_char: a c_char array field reads back as ``bytes`` cut at the
+    # first zero, and writing through it writes into a temporary, not the structure
+    _fields_ = [("reserved", ctypes.c_ubyte * _HANDLE_BYTES)]
+
+
+# CUresult codes that mean "this handle does not name memory this process can map": the
+# candidate's doing (a lie, a freed allocation); every other failure is the reader's own
+CANDIDATE_ERRORS = frozenset({1, 400, 401})  # CUDA_ERROR_INVALID_VALUE, _INVALID_HANDLE, _NOT_FOUND
 
 
 _LIB: dict[str, Any] = {}
@@ -87,7 +94,7 @@ def export_allocation(ptr: int) -> dict:
     base, size = mapped_range(ptr)
     h = _Handle()
     _check("cuIpcGetMemHandle", _driver()["get"](ctypes.byref(h), ctypes.c_uint64(base)))
-    return {"handle": bytes(h.reserved).hex(), "base": base, "size": size}
+    return {"handle": bytes(h).hex(), "base": base, "size": size}
 
 
 def open_allocation(handle_hex: str) -> tuple[int, int]:
@@ -95,8 +102,7 @@ def open_allocation(handle_hex: str) -> tuple[int, int]:
     raw = bytes.fromhex(handle_hex)
     if len(raw) != _HANDLE_BYTES:
         raise ValueError(f"an IPC handle has {_HANDLE_BYTES} bytes, got {len(raw)}")
-    h = _Handle()
-    ctypes.memmove(h.reserved, raw, _HANDLE_BYTES)
+    h = _Handle.from_buffer_copy(raw)
     dptr = ctypes.c_uint64(0)
     _check("cuIpcOpenMemHandle", _driver()["open"](ctypes.byref(dptr), h, ctypes.c_uint(_LAZY_ENABLE_PEER_ACCESS)))
     ptr = int(dptr.value)

@@ -23,7 +23,7 @@ import torch
 from kernelbench.reward_hardening.ipc import cuda_ipc
 from kernelbench.reward_hardening.ipc.lending import dtype_from_name
 
-__all__ = ["ReadRefused", "StagingAccess", "checked_span", "read_outputs"]
+__all__ = ["ReadRefused", "ReaderFault", "StagingAccess", "checked_span", "read_outputs"]
 
 
 class ReadRefused(Exception):
@@ -34,12 +34,28 @@ class ReadRefused(Exception):
         self.kind, self.detail = kind, detail
 
 
+class ReaderFault(Exception):
+    """The judge's own side of a read failed (its driver, its mapping): the evaluator's fault, never the candidate's."""
+
+
 class _DeviceMemory:
     """A raw device span as a ``__cuda_array_interface__`` (bytes; no ownership)."""
 
     def __init__(self, ptr: int, nbytes: int):
         self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False),
                                          "version": 3, "strides": None}
+
+
+def _check_structure(fact: dict, target: torch.Tensor) -> None:
+    """Shape, dtype and device of an output against its staging buffer (a wrong answer, not a read failure)."""
+    try:
+        shape, dtype, device = [int(x) for x in fact["shape"]], str(fact["dtype"]), str(fact.get("device", ""))
+    except (KeyError, TypeError, ValueError):
+        raise ReadRefused("facts", "malformed output facts") from None
+    if shape != list(target.shape) or dtype != str(target.dtype).replace("torch.", ""):
+        raise ReadRefused("structure", f"output {dtype}{shape}, expected {target.dtype}{list(target.shape)}")
+    if device and not device.startswith("cuda"):
+        raise ReadRefused("structure", f"output on {device}, expected a CUDA tensor")
 
 
 def checked_span(fact: dict, target: torch.Tensor, mapped_size: int) -> tuple[int, int]:
@@ -54,15 +70,16 @@ def checked_span(fact: dict, target: torch.Tensor, mapped_size: int) -> tuple[in
         es, dtype = int(fact["element_size"]), str(fact["dtype"])
     except (KeyError, TypeError, ValueError):
         raise ReadRefused("facts", "malformed output facts") from None
-    if shape != list(target.shape) or dtype != str(target.dtype).replace("torch.", ""):
-        raise ReadRefused("structure", f"output {dtype}{shape}, expected {target.dtype}{list(target.shape)}")
+    _check_structure(fact, target)
     if len(stride) != len(shape) or es != target.element_size() or any(st < 0 for st in stride):
         raise ReadRefused("facts", "stride or element size does not match the output")
     if any(n == 0 for n in shape):
         return 0, 0
     span = (sum((n - 1) * st for n, st in zip(shape, stride)) + 1) * es
     offset = ptr - base
-    if offset < 0 or offset + span > mapped_size or ptr % es:
+    # the judge's mapping starts page-aligned, so the offset (not the candidate's own pointer,
+    # whose base it also reports) decides whether the read is aligned
+    if offset < 0 or offset + span > mapped_size or offset % es:
         raise ReadRefused("unreadable", f"output span [{offset}, {offset + span}) lies outside its allocation "
                                         f"of {mapped_size} bytes")
     return offset, span
@@ -77,27 +94,31 @@ def read_outputs(facts: Any, targets: list[torch.Tensor], device: torch.device) 
     for fact, target in zip(facts, targets):
         if not isinstance(fact, dict):
             raise ReadRefused("facts", "malformed output facts")
-        if fact.get("ipc_error"):
-            raise ReadRefused("refused", f"the output's allocation could not be exported: {fact['ipc_error']}"[:300])
+        _check_structure(fact, target)  # before anything else: a wrong output is judged as one
         if target.numel() == 0:
             out.append({"nbytes": 0, "read_ms": 0.0})
             continue
+        if fact.get("ipc_error"):
+            raise ReadRefused("refused", f"the output's allocation could not be exported: {fact['ipc_error']}"[:300])
         ipc = fact.get("ipc")
         if not isinstance(ipc, dict) or not isinstance(ipc.get("handle"), str):
             raise ReadRefused("facts", "no IPC handle for the output's allocation")
         t0 = time.monotonic_ns()
         try:
             dptr, mapped = cuda_ipc.open_allocation(ipc["handle"])
-        except (cuda_ipc.DriverError, ValueError) as exc:
-            raise ReadRefused("failed", f"cannot map the output's allocation: {exc}"[:300]) from None
+        except ValueError as exc:
+            raise ReadRefused("facts", f"malformed IPC handle: {exc}"[:300]) from None
+        except cuda_ipc.DriverError as exc:
+            if exc.code in cuda_ipc.CANDIDATE_ERRORS:  # the handle names nothing this judge can map
+                raise ReadRefused("refused", f"cannot map the output's allocation: {exc}"[:300]) from None
+            raise ReaderFault(f"the judge could not map an allocation: {exc}") from None
         t1 = t2 = time.monotonic_ns()
         try:
             offset, span = checked_span(fact, target, mapped)
-            es = target.element_size()
-            raw = torch.as_tensor(_DeviceMemory(dptr + offset, span), device=device)
-            typed = raw.view(torch.uint8).view(dtype_from_name(fact["dtype"])) if span % es == 0 else None
-            if typed is None:
+            if span % target.element_size():
                 raise ReadRefused("facts", "span is not a whole number of elements")
+            raw = torch.as_tensor(_DeviceMemory(dptr + offset, span), device=device)
+            typed = raw.view(target.dtype)  # the staging dtype (the fact's was checked equal to it)
             target.copy_(torch.as_strided(typed, list(target.shape), [int(x) for x in fact["stride"]], 0))
             torch.cuda.synchronize(device)
             t2 = time.monotonic_ns()
@@ -105,8 +126,9 @@ def read_outputs(facts: Any, targets: list[torch.Tensor], device: torch.device) 
         finally:
             try:
                 cuda_ipc.close_allocation(dptr)
-            except cuda_ipc.DriverError:  # a mapping left open costs address space, not correctness
-                pass
+            except cuda_ipc.DriverError as exc:
+                # the candidate may free the allocation once thawed: a mapping left open is undefined
+                raise ReaderFault(f"the judge could not unmap an allocation: {exc}") from None
         # the copy and the mapping apart: mapping costs grow with the allocation, which may be far
         # larger than the output (a caching allocator's segment), and are not a slow read
         out.append({"nbytes": span, "read_ms": (t2 - t1) / 1e6,
@@ -160,9 +182,11 @@ class StagingAccess:
             if self.timed is None:
                 raise RuntimeError("no timed call to read outputs for")
             return list(self.timed["stage"])
+        if which not in ("a", "b"):
+            raise ValueError(f"unknown staging set {which!r}")
         if self.current is None:
             raise RuntimeError("no probe to read outputs for")
-        return list(self.current["a" if which == "a" else "b"])
+        return list(self.current[which])
 
     def cmd_device_read(self, header: dict) -> None:
         """Fill staging (``which``: ``a``, ``b``, ``timed``) from the frozen candidate's outputs (CUDA).
@@ -189,7 +213,15 @@ class StagingAccess:
                 raise ReadRefused("failed", "the self-test read returned other values")
         except ReadRefused as exc:
             return self.reply({"written": False, "kind": exc.kind, "detail": exc.detail[:300]})
-        except (RuntimeError, ValueError, TypeError, KeyError) as exc:  # the read failed: an answer about it
-            return self.reply({"written": False, "kind": "failed", "detail": f"{type(exc).__name__}: {exc}"[:300]})
+        except Exception as exc:
+            if selftest:  # before any candidate code: any failure only means this host cannot read this way
+                return self.reply({"written": False, "kind": "failed",
+                                   "detail": f"{type(exc).__name__}: {exc}"[:300]})
+            if isinstance(exc, torch.OutOfMemoryError):
+                raise  # the judge's memory: RH-44, as any out-of-memory of the judge
+            # the judge's own driver or CUDA context failed: the evaluator's fault (RH-32); the
+            # parent closes this judge and the next sample gets a fresh one
+            return self.reply({"ok": False, "evaluator_fault": True,
+                               "error": f"device read: {type(exc).__name__}: {exc}"[:500]})
         self.sync()
         self.reply({"written": True, "reads": reads})

@@ -126,7 +126,9 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
             # before the candidate ran, the reference (or its data) is at fault: UNSUPPORTED;
             # once the candidate's code ran, a disrupted judge is the candidate's failure
             # (a judge out of memory is RH-44 in either case: the problem's data did not fit)
-            code = "RH-44" if exc.oom else ("RH-45" if ev.candidate_started else "RH-33")
+            # (a judge whose own machinery failed, e.g. its CUDA read, is the evaluator's: RH-32)
+            code = "RH-44" if exc.oom else ("RH-32" if exc.evaluator else
+                                            "RH-45" if ev.candidate_started else "RH-33")
             detail: dict[str, Any] = {"error": str(exc)[:2000]}
             if session.plan is not None:
                 detail["memory_plan"] = session.plan.as_dict()

@@ -175,13 +175,14 @@ class ReferenceSession:
             self.fail(f"judge {phase}: {kind}: {exc}", oom=kind == "memory")
         if not reply.get("ok"):
             close_fds(fds)
-            self.fail(f"judge {phase}: {reply.get('error', 'failed')}", oom=bool(reply.get("oom")))
+            self.fail(f"judge {phase}: {reply.get('error', 'failed')}", oom=bool(reply.get("oom")),
+                      evaluator=bool(reply.get("evaluator_fault")))
         return reply, fds
 
-    def fail(self, message: str, oom: bool = False) -> None:
+    def fail(self, message: str, oom: bool = False, evaluator: bool = False) -> None:
         self.error, self.oom = message, oom
         self.close()
-        raise JudgeFailed(message, oom)
+        raise JudgeFailed(message, oom, evaluator)
 
     def reference_timing(self, ev: Evidence) -> list[TimingSample]:
         """The reference's timed samples (measured once per session and configuration)."""

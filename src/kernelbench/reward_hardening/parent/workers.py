@@ -38,9 +38,10 @@ class PhaseFailed(Exception):
 class JudgeFailed(Exception):
     """The judge (trusted side) failed while a candidate was being evaluated."""
 
-    def __init__(self, message: str, oom: bool = False):
+    def __init__(self, message: str, oom: bool = False, evaluator: bool = False):
         super().__init__(message)
         self.oom = oom
+        self.evaluator = evaluator  # the judge's own machinery failed (not the problem, not the candidate)
 
 
 def close_fds(fds: list[int]) -> None:
