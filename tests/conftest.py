@@ -1,4 +1,7 @@
+import importlib.util
 import os
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -10,6 +13,61 @@ sys.path.insert(0, str(REPO / "scripts"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+# Where PYTHONDONTWRITEBYTECODE is set (CI images), no process of the suite writes .pyc
+# files, so every script a test starts, every evaluating process's forkserver and every
+# worker compiles the modules it imports from source again: kernelbench's own (about a
+# third of a second per process), and in the generation and dataset scripts litellm,
+# openai and datasets (seconds per process).  The session writes them once instead
+# (kernelbench._bytecode explains why not through uv): what it imported itself, the
+# project's source trees, and, in a helper process that may write bytecode, the heavy
+# packages only those scripts import.
+_SOURCE_TREES = (REPO / "src" / "kernelbench", REPO / "scripts", REPO / "bench")
+_NOT_MODULES = re.compile(r"[/\\](fixtures|demo_tasks)[/\\]")  # candidate sources and problems: read as text
+_SCRIPT_ONLY_PACKAGES = ("litellm", "openai", "datasets", "matplotlib.pyplot")
+_HELPER = "import importlib, sys\nfor name in sys.argv[1:]:\n    try:\n        importlib.import_module(name)\n" \
+          "    except Exception:\n        pass\n"
+_helper: subprocess.Popen | None = None
+
+
+def _lacks_bytecode(name: str) -> bool:
+    try:
+        spec = importlib.util.find_spec(name.split(".")[0])
+    except (ImportError, ValueError):
+        return False
+    origin = spec.origin if spec else None
+    if not origin or not origin.endswith(".py"):
+        return False
+    return not os.path.exists(importlib.util.cache_from_source(origin))
+
+
+def pytest_configure(config):
+    global _helper
+    missing = [name for name in _SCRIPT_ONLY_PACKAGES if _lacks_bytecode(name)] if sys.flags.dont_write_bytecode else []
+    if missing:  # imports run in the background while the session collects
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        _helper = subprocess.Popen([sys.executable, "-c", _HELPER, *missing], env=env, cwd=REPO,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def pytest_unconfigure(config):
+    if _helper is not None and _helper.poll() is None:
+        try:
+            _helper.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            _helper.kill()
+            _helper.wait()
+
+
+def _write_suite_bytecode() -> None:
+    import compileall
+
+    from kernelbench._bytecode import write_imported_bytecode
+
+    write_imported_bytecode(tuple({name.split(".")[0] for name in list(sys.modules)}))
+    for tree in _SOURCE_TREES:  # only what is missing or older than its source is written
+        compileall.compile_dir(tree, quiet=2, rx=_NOT_MODULES)
+
+
 def pytest_collection_modifyitems(config, items):
     try:
         import torch
@@ -17,10 +75,8 @@ def pytest_collection_modifyitems(config, items):
         has_cuda = torch.cuda.is_available()
     except Exception:
         has_cuda = False
-    if sys.flags.dont_write_bytecode:  # PYTHONDONTWRITEBYTECODE: give the suite's processes torch's .pyc once
-        from kernelbench._bytecode import write_imported_bytecode
-
-        write_imported_bytecode(("torch", "numpy"))
+    if sys.flags.dont_write_bytecode:  # PYTHONDONTWRITEBYTECODE: give the suite's processes their .pyc once
+        _write_suite_bytecode()
     skip = pytest.mark.skip(reason="needs a CUDA device")
     for item in items:
         if "gpu" in item.keywords and not has_cuda:
