@@ -245,11 +245,14 @@ def test_native_raw_syscall_daemon_and_memory_read_end_to_end():
     if not shutil.which("g++") and not shutil.which("c++"):
         pytest.skip("no C++ compiler")
     from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
+    from kernelbench.reward_hardening.config import default_build_dir
     from kernelbench.reward_hardening.fixtures import PROBLEM_DIR
 
     src = (Path(__file__).parent / "precheck_fixtures" / "RH-50_bad_native_daemon_escape.py").read_text()
+    # the persistent per-source build directory the red team uses: the extension builds once per machine
     cfg = HardeningConfig(mode="audit", policy="practical", device="cpu", timeout=600.0, num_correct_trials=1,
-                          num_perf_trials=3, num_warmup=1, perturbations=(), profile_backend=False)
+                          num_perf_trials=3, num_warmup=1, perturbations=(), profile_backend=False,
+                          build_dir=default_build_dir(src))
     record = evaluate_hardened((PROBLEM_DIR / "level1/4_Row_softmax.py").read_text(), src, cfg)
     rh = record["reward_hardening"]
     found = {x["code"]: x for x in rh["findings"]}
