@@ -251,7 +251,10 @@ def _schema_validate(record: dict, ref: str = "record") -> None:
 
 def _run_and_check(plan: Plan, tmp: Path) -> None:
     out = tmp / "record.json"
-    argv = _with_keys(plan.args, output_file=str(out), build_dir_prefix=str(tmp / "builds"))
+    override = {"output_file": str(out), "build_dir_prefix": str(tmp / "builds")}
+    if not _device_is_gpu(plan.args):  # as for the batch commands below: ten timed samples on the CPU
+        override.update(num_perf_trials="10", num_correct_trials="2")
+    argv = _with_keys(plan.args, **override)
     proc = _run([sys.executable, "scripts/run_and_check.py", *argv])
     hardened = _keys(plan.args).get("reward_hardening_mode", "off") != "off"
     # without CUDA a hardened device=cuda run answers UNSUPPORTED and exits 3 with the device=cpu hint
