@@ -295,13 +295,15 @@ def test_a_problem_that_kills_the_batch_is_reported_and_the_rest_still_run(tmp_p
     assert "died (rc 137)" in next(r for r in report["rows"] if r["id"] == 7)["off"]["explanation"]
 
 
-def test_sweep_merge_keeps_the_latest_row_and_lists_what_is_missing(tmp_path):
-    import importlib.util
+def _sweep_merge():
+    spec = importlib.util.spec_from_file_location("sweep_merge", REPO / "bench" / "sweep_merge.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
-    spec = importlib.util.spec_from_file_location("sweep_merge", Path(__file__).resolve().parents[1] / "bench"
-                                                  / "sweep_merge.py")
-    merge_mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(merge_mod)
+
+def test_sweep_merge_keeps_the_latest_row_and_lists_what_is_missing(tmp_path):
+    merge_mod = _sweep_merge()
 
     def run(name, rows):
         p = tmp_path / name
@@ -324,9 +326,7 @@ def test_sweep_merge_keeps_the_latest_row_and_lists_what_is_missing(tmp_path):
 
 
 def test_sweep_merge_compare_reports_differing_verdicts_and_the_wall_ratio(tmp_path):
-    spec = importlib.util.spec_from_file_location("sweep_merge_cmp", REPO / "bench" / "sweep_merge.py")
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
+    m = _sweep_merge()
 
     def run(name, rows):
         p = tmp_path / name

@@ -111,24 +111,21 @@ class SharedArena:
         t.copy_(value)
         return key, t
 
+    def _shape_of(self, key: int) -> dict:
+        t = self._live[key][0]
+        return {"id": key, "dtype": dtype_name(t.dtype), "shape": list(t.shape), "nbytes": t.numel() * t.element_size()}
+
     def meta(self, key: int, fd_index: int | None) -> dict:
-        t, fd = self._live[key]
-        out = {"id": key, "dtype": dtype_name(t.dtype), "shape": list(t.shape),
-               "nbytes": t.numel() * t.element_size()}
+        out = self._shape_of(key)
         if self.device.type == "cuda":
-            out.update(kind="cuda", **_cuda_handle(t))
+            out.update(kind="cuda", **_cuda_handle(self._live[key][0]))
         else:
             out.update(kind="cpu", fd=fd_index)
         return out
 
     def describe(self, keys: list[int]) -> list[dict]:
         """Size and type of tensors that are not exported (yet): no handle, no descriptor."""
-        out = []
-        for key in keys:
-            t = self._live[key][0]
-            out.append({"id": key, "dtype": dtype_name(t.dtype), "shape": list(t.shape),
-                        "nbytes": t.numel() * t.element_size(), "kind": "unexported"})
-        return out
+        return [{**self._shape_of(key), "kind": "unexported"} for key in keys]
 
     def export(self, keys: list[int]) -> tuple[list[dict], list[int]]:
         metas, fds = [], []
