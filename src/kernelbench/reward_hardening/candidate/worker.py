@@ -102,6 +102,8 @@ from kernelbench.reward_hardening.candidate.profiling import profile_forward
 
 __all__ = ["Harness", "MARKER_KERNEL", "exact_outputs", "split_marker", "worker_main"]
 
+_manual_seed = torch.manual_seed  # bound before any candidate code runs
+
 # The harness's own helpers whose identity is checked after every phase (RH-23).
 _HARNESS_NAMES = ("_monotonic_ns", "_perf_counter_ns", "_cuda_sync", "_Event", "_copy", "_data_ptr",
                   "exact_outputs", "output_facts", "output_evidence", "send_message", "recv_message",
@@ -326,9 +328,22 @@ class Harness:
             _copy(s, t)
         return {"written": True}
 
+    @staticmethod
+    def _seed_forward(header: dict) -> None:
+        """Seed the generators as the judge seeded its own before the reference's forward on these inputs.
+
+        Every call carries the value (correctness, timed and profiled calls alike), so a
+        forward that draws random numbers from torch's generators (dropout in training
+        mode) sees the reference's stream, and no call looks different from another.
+        """
+        rng = header.get("rng")
+        if isinstance(rng, int) and not isinstance(rng, bool):
+            _manual_seed(rng)
+
     def cmd_call(self, header: dict, fds: list[int]) -> None:
         self.settled = None
         inputs = self._inputs(header["inputs"], fds)
+        self._seed_forward(header)
         stage_a = [import_tensor(m, fds) for m in header.get("staging", [])]
         stage_b = [import_tensor(m, fds) for m in header.get("staging_after", [])]
         self.sync()
@@ -410,6 +425,7 @@ class Harness:
         inputs = self._inputs(header["inputs"], fds)
         self.last_output, self.last_facts = None, []
         threads_before = os_thread_count()
+        self._seed_forward(header)
         out, stamps = timed_call(lambda: self.model(*inputs), self.device, self.flush_buf, self.launch_hold_cycles)
         tensors, container, problem = exact_outputs(out)
         if tensors is not None:
@@ -431,6 +447,7 @@ class Harness:
 
     def cmd_profile(self, header: dict, fds: list[int]) -> None:
         inputs = self._inputs(header.get("inputs", []), fds)
+        self._seed_forward(header)
         self.reply(profile_forward(self.model, inputs, self.device, self.sync, self.launch_hold_cycles))
 
     def _snapshot(self) -> dict:

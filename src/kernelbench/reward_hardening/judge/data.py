@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import secrets
 from typing import Any
 
@@ -41,6 +42,7 @@ class JudgeData:
     structure: dict
     lean: bool
     deterministic_inputs: bool | None
+    forward_key: bytes
 
     def sync(self) -> None:
         if self.device.type == "cuda":
@@ -195,13 +197,31 @@ class JudgeData:
         with self.shared_alloc():
             return perturb(inputs, kind, rng)
 
+    def forward_seed(self, seed: int) -> int:
+        """The RNG seed set before ``forward`` on the input set of ``seed``, on both sides.
+
+        A reference that draws random numbers inside ``forward`` (dropout in training mode,
+        upstream's L2/66; a random initial state) gives the same output twice only from the
+        same generator state.  So before every call on an input set the judge seeds its
+        generators with this value before the reference's ``forward`` and the candidate's
+        harness with the same value before the candidate's (the value travels with the
+        inputs, on correctness and timed calls alike).  It is a keyed hash of the hidden
+        seed under a key that never leaves this judge: it tells the candidate nothing about
+        the hidden seed, and every input set gets its own.
+        """
+        digest = hashlib.blake2b(int(seed).to_bytes(8, "little"), key=self.forward_key, digest_size=8).digest()
+        return int.from_bytes(digest, "little") >> 2
+
+    def _seeded_forward(self, seed: int, inputs: list) -> Any:
+        torch.manual_seed(self.forward_seed(seed))
+        return self._forward(inputs)
+
     def _reference(self, seed: int, kind: str | None) -> tuple[list, list, Any, list[str]]:
         """Inputs (hidden seed, perturbed by ``kind``), the reference's flat outputs and raw result."""
         skipped: list[str] = []
         inputs = self._perturbed(seed, kind) if kind else (self._generate(seed), [])
         inputs, skipped = inputs
-        torch.manual_seed(seed)
-        out = self._forward(inputs)
+        out = self._seeded_forward(seed, inputs)
         return inputs, self._private(flat_outputs(out), inputs), out, skipped
 
     def _kept_outputs(self, desc: dict) -> list:
@@ -209,8 +229,7 @@ class JudgeData:
         if desc.get("outs") is not None:
             return desc["outs"]
         if desc.get("inputs") is not None:
-            torch.manual_seed(desc["seed"])
-            return self._private(flat_outputs(self._forward(desc["inputs"])), desc["inputs"])
+            return self._private(flat_outputs(self._seeded_forward(desc["seed"], desc["inputs"])), desc["inputs"])
         return self._reference(desc["seed"], desc.get("kind"))[1]
 
     def _describe(self, seed: int, kind: str | None, inputs: list, outs: list) -> dict:

@@ -29,6 +29,7 @@ import copy
 import importlib.util
 import math
 import os
+import secrets
 import sys
 import traceback
 from typing import Any
@@ -77,6 +78,7 @@ class Judge(StagingAccess, JudgeData):
         self.spots: list[dict] = []  # spot-checked timed calls held for comparison after the loop
         self.held_bytes = 0
         self.base_bytes = 0  # CUDA memory allocated once the reference is loaded (model, init inputs)
+        self.forward_key = secrets.token_bytes(32)  # keys forward_seed(); never leaves the judge
 
     # ---------------------------------------------------------------- plumbing
     def reply(self, header: dict, fds: list[int] | None = None) -> None:
@@ -198,6 +200,7 @@ class Judge(StagingAccess, JudgeData):
         if header.get("repeat_first"):
             if self.first is None:
                 raise RuntimeError("no first probe to repeat")
+            seed = self.first["seed"]  # the same input set: the same forward seed
             # same values, fresh allocation: regenerated from the seed (or the private copy
             # kept where get_inputs is not reproducible)
             inputs = self.first["inputs"] if self.first["inputs"] is not None else self._generate(self.first["seed"])
@@ -220,7 +223,7 @@ class Judge(StagingAccess, JudgeData):
             return
         variants = {}
         for name in header.get("variants") or []:
-            v = self._reduced_precision_outputs(inputs, name)
+            v = self._reduced_precision_outputs(seed, inputs, name)
             if v is not None:
                 variants[name] = {"variant_rel_error": compare(v, outs, self.spec["precision"]).rel_error}
         if header.get("keep_first"):
@@ -243,7 +246,8 @@ class Judge(StagingAccess, JudgeData):
                                        for k in keys),
                     "output_bytes": sum(t.numel() * t.element_size() for t in tensors),
                     "finite": finite, "variants": variants, "perturb_skipped": skipped,
-                    "perturbation": kind, "judged_by": "relative" if relative else "allclose"}, fds)
+                    "perturbation": kind, "judged_by": "relative" if relative else "allclose",
+                    "rng": self.forward_seed(seed)}, fds)
 
     def _dry_probe(self, seed: int) -> None:
         """The session's fit check: one input set and one forward; sizes and the forward's workspace."""
@@ -264,8 +268,9 @@ class Judge(StagingAccess, JudgeData):
         self._release()
         self.reply(reply)
 
-    def _reduced_precision_outputs(self, inputs: list, name: str) -> list | None:
+    def _reduced_precision_outputs(self, seed: int, inputs: list, name: str) -> list | None:
         try:
+            torch.manual_seed(self.forward_seed(seed))  # the generator state of the fp32 reference's forward
             if name == "tf32":
                 if self.device.type != "cuda":
                     return None
@@ -364,7 +369,8 @@ class Judge(StagingAccess, JudgeData):
         self.timed = {"seed": seed, "keys": keys, "fps": fps, "stage": stage, "private": private}
         metas, fds = self.arena.export(keys + (stage if self._export_staging else []))
         by = {m["id"]: m for m in metas + ([] if self._export_staging else self.arena.describe(stage))}
-        self.reply({"inputs": self._items(items, metas), "staging": [by[k] for k in stage]}, fds)
+        self.reply({"inputs": self._items(items, metas), "staging": [by[k] for k in stage],
+                    "rng": self.forward_seed(seed)}, fds)
 
     def cmd_check_inputs(self, header: dict) -> None:
         """After a timed call: inputs unchanged? and, for a spot check, staged outputs right?"""
@@ -391,8 +397,7 @@ class Judge(StagingAccess, JudgeData):
 
     def _spot_comparison(self, spot: dict) -> dict:
         inputs = spot["private"] if spot["private"] is not None else self._generate(spot["seed"])
-        torch.manual_seed(spot["seed"])
-        refs = [o for o in flat_outputs(self._forward(inputs)) if isinstance(o, torch.Tensor)]
+        refs = [o for o in flat_outputs(self._seeded_forward(spot["seed"], inputs)) if isinstance(o, torch.Tensor)]
         return compare(self._staged(spot["stage"], spot["layouts"]), refs, self.spec["precision"]).as_dict()
 
     def _drop_spots(self) -> None:

@@ -171,7 +171,7 @@ class CandidateRun(CorrectnessProbes, TimedCalls):
             jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62)})
             (inputs,), fds = repack([jr["inputs"]], jfds)
             try:
-                reply, _ = drv.request("profile", {"cmd": "profile", "inputs": inputs}, fds)
+                reply, _ = drv.request("profile", {"cmd": "profile", "inputs": inputs, "rng": jr.get("rng")}, fds)
             finally:
                 close_fds(jfds)
             if reply.get("ok"):

@@ -74,7 +74,7 @@ class CorrectnessProbes(CandidateIO):
             if trusted:
                 # nothing but the inputs is lent: a correctness call maps what a timed call maps
                 (inputs,), fds = repack([jr["inputs"]], jfds)
-                reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs,
+                reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs, "rng": jr.get("rng"),
                                                             "export": self.device.startswith("cuda")}, fds)
                 if reply.get("ok") and "outputs" in reply:  # (a rejected result type has no facts to read)
                     wa, layouts["layouts_a"], why_a = self._trusted_read(f"call:{job['kind']}", reply.get("outputs"),
@@ -94,7 +94,7 @@ class CorrectnessProbes(CandidateIO):
                 jfds = jfds + lent_fds  # closed with the probe's own descriptors
                 (inputs, stage_a, stage_b), fds = repack([jr["inputs"], *stages], jfds)
                 reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs, "staging": stage_a,
-                                                            "staging_after": stage_b}, fds)
+                                                            "staging_after": stage_b, "rng": jr.get("rng")}, fds)
                 if reply.get("ok") and not self.device.startswith("cuda"):
                     # the request held forward, the pause and two staging copies (on CUDA call_ms
                     # ends at the host's return, before the device finished forward: not comparable)

@@ -43,7 +43,7 @@ class TimedCalls(CandidateIO):
             try:
                 (inputs,), fds = repack([jr["inputs"]], jfds)
                 send = time.monotonic_ns()
-                reply, _ = self.drv.request("timing", {"cmd": "time", "inputs": inputs,
+                reply, _ = self.drv.request("timing", {"cmd": "time", "inputs": inputs, "rng": jr.get("rng"),
                                                        "export": trusted and self.device.startswith("cuda")}, fds)
                 recv = time.monotonic_ns()
                 if not reply.get("ok"):
