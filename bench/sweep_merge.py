@@ -66,6 +66,13 @@ def merge(paths: list[Path], level: int) -> dict:
                       "explanation": (r["enforce"].get("explanation") or "")[:300]}
                      for r in merged if r["enforce"]["status"] != "PASS"],
         "max_parent_rss_bytes": max(rss, default=0),
+        # PASS rows whose record lists the correctness probes judged (runs before the sweep kept
+        # them show None) and their smallest count: judged plus skipped-with-a-reason
+        "pass_probes_recorded": sum(1 for r in merged if r["enforce"]["status"] == "PASS"
+                                   and r["enforce"].get("probes_judged") is not None),
+        "pass_min_probes": min((r["enforce"]["probes_judged"] + len(r["enforce"].get("probes_skipped") or [])
+                                for r in merged if r["enforce"]["status"] == "PASS"
+                                and r["enforce"].get("probes_judged") is not None), default=None),
         "configs": sorted({json.dumps(run["config"], sort_keys=True) for run in runs}),
     }
     return {"runs": runs, "rows": merged, "summary": summary}
@@ -74,10 +81,15 @@ def merge(paths: list[Path], level: int) -> dict:
 def table(result: dict) -> str:
     body = [[r["id"], r["name"][:42], _gib(r.get("input_bytes")), _gib(r.get("output_bytes")),
              r["enforce"].get("wall_s"), _gib(r["enforce"].get("parent_peak_rss_bytes")),
-             _gib(r["enforce"].get("gpu_peak_bytes")), r["enforce"]["status"], r["enforce"].get("main_finding") or "",
-             r["run"]] for r in result["rows"]]
-    return tabulate(body, headers=["id", "name", "input", "output", "enforce s", "parent RSS", "GPU peak", "status",
-                                   "finding", "run"], tablefmt="github")
+             _gib(r["enforce"].get("gpu_peak_bytes")), _probes(r["enforce"]), r["enforce"]["status"],
+             r["enforce"].get("main_finding") or "", r["run"]] for r in result["rows"]]
+    return tabulate(body, headers=["id", "name", "input", "output", "enforce s", "parent RSS", "GPU peak", "probes",
+                                   "status", "finding", "run"], tablefmt="github")
+
+
+def _probes(rec: dict) -> str:
+    n, skipped = rec.get("probes_judged"), rec.get("probes_skipped") or []
+    return "" if n is None else f"{n}" + (f" (+{len(skipped)} skipped)" if skipped else "")
 
 
 def summary_lines(result: dict) -> list[str]:
@@ -85,6 +97,9 @@ def summary_lines(result: dict) -> list[str]:
     lines = [f"level {s['level']}: {s['pass']} PASS of {s['problems_with_record']} problems with a record "
              f"({s['problems_in_level']} in the level); FAIL rows: {s['fail']}; "
              f"max parent RSS {_gib(s['max_parent_rss_bytes'])}"]
+    if s.get("pass_probes_recorded"):
+        lines.append(f"correctness probes listed by {s['pass_probes_recorded']} of {s['pass']} PASS records; "
+                     f"fewest judged or skipped with a reason: {s['pass_min_probes']}")
     if s["missing_ids"]:
         lines.append(f"not yet run: {', '.join(map(str, s['missing_ids']))}")
     lines += [f"not PASS: L{s['level']}/{x['id']} {x['status']} {x['main_finding']}: {x['explanation']}"

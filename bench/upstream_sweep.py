@@ -616,6 +616,7 @@ def build_rows(problems, sizes, skipped, modes, meas, results) -> list[dict]:
             if m.get("batch_died"):
                 status = "BATCH DIED"
             mf = main_finding(rec) if mode != "off" else None
+            probes = ((rec or {}).get("metadata") or {}).get("correctness_probes") or {}
             row[mode] = {
                 "status": status, "wall_s": m.get("wall_s"),
                 "record_wall_s": ((rec or {}).get("metadata") or {}).get("reward_hardening_wall_s"),
@@ -630,6 +631,10 @@ def build_rows(problems, sizes, skipped, modes, meas, results) -> list[dict]:
                 "explanation": (None if status in ("PASS", "SKIPPED") else
                                 _death(m) if m.get("batch_died") else explain(rec, mode)),
                 "runtime": (rec or {}).get("runtime"),
+                # correctness probes the judge compared (hidden, the repeat, the perturbations) and
+                # those skipped with the reason recorded (a reference output that is not finite)
+                "probes_judged": sum(probes.get("judged", {}).values()) if probes else None,
+                "probes_skipped": [str(x) for x in probes.get("skipped") or []],
             }
         if "off" in modes and len(modes) > 1:
             hard = [md for md in modes if md != "off"][-1]
@@ -639,7 +644,14 @@ def build_rows(problems, sizes, skipped, modes, meas, results) -> list[dict]:
     return rows
 
 
-def summarize(rows, modes, level, meas) -> dict:
+def expected_probes(num_correct_trials: int) -> int:
+    """Correctness probes of one hardened evaluation: the hidden inputs, the repeat, the perturbations."""
+    from kernelbench.reward_hardening.config import HardeningConfig
+
+    return max(1, num_correct_trials) + 1 + len(HardeningConfig().perturbations)
+
+
+def summarize(rows, modes, level, meas, num_correct_trials: int = 5) -> dict:
     hard = [m for m in modes if m != "off"]
     main = hard[-1] if hard else "off"
     run = [r for r in rows if "skipped" not in r]
@@ -662,6 +674,13 @@ def summarize(rows, modes, level, meas) -> dict:
         s["median_ratio"] = _median(r.get("ratio") for r in both)
         s["median_ratio_problems"] = len(both)
         s["median_ratio_all"] = _median(r.get("ratio") for r in run)
+    if main != "off":
+        # every PASS with each planned probe judged, or skipped for a recorded reason
+        passed = [r for r in run if r[main]["status"] == "PASS"]
+        s["probes_expected"] = expected_probes(num_correct_trials)
+        s["pass_all_probes_judged"] = sum(
+            1 for r in passed if r[main].get("probes_judged") is not None
+            and r[main]["probes_judged"] + len(r[main].get("probes_skipped") or []) >= s["probes_expected"])
     need = math.ceil(0.95 * s["problems"])
     enough = s["problems"] >= 100 if level == 1 else s["evaluated"] >= 20
     s["goals"] = {
@@ -713,6 +732,10 @@ def markdown(report: dict) -> str:
     g = s["goals"]
     lines.append(f"| {main} PASS | {s[main]['pass']} of {s['problems']} ({s['skipped']} skipped) | {g['pass']} | "
                  f"{'yes' if g['pass_met'] else 'no'} |")
+    if s.get("probes_expected"):
+        lines.append(f"| {main} PASS records with every correctness probe judged ({s['probes_expected']}: hidden, "
+                     f"the repeat, perturbations; or skipped with its reason) | {s['pass_all_probes_judged']} of "
+                     f"{s[main]['pass']} | all | {'yes' if s['pass_all_probes_judged'] == s[main]['pass'] else 'no'} |")
     if "median_ratio" in s:
         lines.append(f"| median {main}/off wall time per sample, over the {s['median_ratio_problems']} problems "
                      f"PASS in both | {_cell(s['median_ratio'])} | {g['median_ratio']} | "
@@ -738,7 +761,8 @@ def markdown(report: dict) -> str:
         head.append("ratio")
     for mode in modes:
         head.append(f"parent RSS {mode}")
-    head += [f"GPU peak {main}", "off status" if hard and "off" in modes else None, f"{main} status", "main finding"]
+    head += [f"GPU peak {main}", "probes" if hard else None, "off status" if hard and "off" in modes else None,
+             f"{main} status", "main finding"]
     head = [h for h in head if h]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -748,6 +772,9 @@ def markdown(report: dict) -> str:
             cells.append(_cell(r.get("ratio")))
         cells += [fmt_bytes(r[m]["parent_peak_rss_bytes"]) for m in modes]
         cells.append(fmt_bytes(r[main]["gpu_peak_bytes"]))
+        if hard:
+            n, skipped = r[main].get("probes_judged"), r[main].get("probes_skipped") or []
+            cells.append("" if n is None else f"{n}" + (f" (+{len(skipped)} skipped)" if skipped else ""))
         if hard and "off" in modes:
             cells.append(r["off"]["status"])
         cells += [r[main]["status"], r[main]["main_finding"] or ""]
@@ -935,7 +962,7 @@ def _sweep(args, argv) -> int:
     rows = build_rows(problems, sizes, skipped, modes, meas, results)
     report = {"command": command, "commands": (work / "commands.txt").read_text().splitlines(),
               "config": {**config, "dataset_path": _shown_path(dataset_path)}, "modes": modes, "env": _env(args), "rows": rows,
-              "summary": summarize(rows, modes, args.level, meas),
+              "summary": summarize(rows, modes, args.level, meas, args.num_correct_trials),
               "batches": {m: meas[m]["batches"] for m in modes}}
     print_table(rows, modes)
     s = report["summary"]

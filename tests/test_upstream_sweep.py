@@ -341,3 +341,15 @@ def test_sweep_merge_compare_reports_differing_verdicts_and_the_wall_ratio(tmp_p
     assert m.main(["--level", "1", "--compare", str(a), str(b)]) == 0
     b2 = run("ray2.json", [(1, "PASS", 2.0, []), (2, "FAIL", 3.0, ["RH-30"])])
     assert m.compare(a, b2)["differ"] == [2] and m.main(["--level", "1", "--compare", str(a), str(b2)]) == 1
+
+
+def test_summary_counts_pass_records_with_every_probe_judged():
+    def row(i, status, judged, skipped=()):
+        return {"id": i, "name": f"{i}_x.py", "enforce": {
+            "status": status, "wall_s": 1.0, "parent_peak_rss_bytes": 1, "gpu_peak_bytes": None, "batch_died": False,
+            "probes_judged": judged, "probes_skipped": list(skipped)}}
+
+    rows = [row(1, "PASS", 9), row(2, "PASS", 8, ["perturb:negate"]), row(3, "PASS", 8), row(4, "FAIL", 2)]
+    meas = {"enforce": {"batches": [1]}}
+    s = sweep.summarize(rows, ["enforce"], 2, meas, num_correct_trials=5)
+    assert s["probes_expected"] == 9 and s["pass_all_probes_judged"] == 2

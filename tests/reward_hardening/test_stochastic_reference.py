@@ -51,8 +51,14 @@ def _evaluate(src: str) -> dict:
 
 
 def test_honest_candidate_of_a_dropout_reference_passes():
-    rh = _evaluate(HONEST)["reward_hardening"]
+    record = _evaluate(HONEST)
+    rh = record["reward_hardening"]
     assert rh["integrity_status"] == "PASS", rh["findings"]
+    # every probe was judged: the hidden inputs, the repeat, each perturbation
+    cfg = HardeningConfig()
+    probes = record["metadata"]["correctness_probes"]
+    assert probes["judged"] == {"hidden": cfg.num_correct_trials, "canary_repeat": 1,
+                                **{f"perturb:{p}": 1 for p in cfg.perturbations}}, probes
 
 
 def test_a_kernel_drawing_from_its_own_generator_is_a_correctness_failure():

@@ -182,6 +182,9 @@ def import_tensor(meta: dict, fds: list[int]) -> torch.Tensor:
     if meta.get("kind") == "cuda":
         if nbytes == 0:
             return torch.empty(shape, dtype=dtype, device=f"cuda:{int(meta['device'])}")
+        # opening a handle needs this process's CUDA context: without one the call crashes
+        # the process (seen on the H200: SIGSEGV in a fresh interpreter); a no-op once made
+        torch.cuda.init()
         b = bytes.fromhex
         storage = torch.UntypedStorage._new_shared_cuda(
             int(meta["device"]), b(meta["handle"]), int(meta["storage_bytes"]), int(meta["storage_offset_bytes"]),

@@ -295,6 +295,12 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
         }
     if ev.calls:
         metadata["correctness_trials"] = f"({sum(1 for c in hidden_calls if right(ev, c))} / {len(hidden_calls)})"
+        judged: dict[str, int] = {}
+        for c in ev.calls:  # the probes whose outputs the judge compared with the reference
+            if c.comparison is not None:
+                judged[c.probe.kind] = judged.get(c.probe.kind, 0) + 1
+        metadata["correctness_probes"] = {"judged": judged, "calls": len(ev.calls),
+                                          "skipped": [s.get("probe") for s in ev.skipped_probes][:10]}
     record = {
         "compiled": bool(ev.loaded) and not rejected,
         "correctness": observed_correct,
