@@ -602,6 +602,19 @@ def _death(m: dict) -> str:
     return f"the batch parent died (rc {m.get('rc')}) while this problem was evaluated; no record"
 
 
+def phase_seconds(phases: list) -> dict:
+    """``{phase: seconds}`` from a record's phase marks (each mark is the time its phase ended)."""
+    out: dict[str, float] = {}
+    last = 0.0
+    for p in phases:
+        t = p.get("t_s") if isinstance(p, dict) else None
+        if isinstance(t, (int, float)):
+            name = str(p.get("phase"))
+            out[name] = round(out.get(name, 0.0) + max(0.0, t - last), 3)
+            last = t
+    return out
+
+
 def build_rows(problems, sizes, skipped, modes, meas, results) -> list[dict]:
     rows = []
     for p in problems:
@@ -617,6 +630,8 @@ def build_rows(problems, sizes, skipped, modes, meas, results) -> list[dict]:
                 status = "BATCH DIED"
             mf = main_finding(rec) if mode != "off" else None
             probes = ((rec or {}).get("metadata") or {}).get("correctness_probes") or {}
+            reads = ((rec or {}).get("metadata") or {}).get("output_reads") or {}
+            phases = ((rec or {}).get("metadata") or {}).get("reward_hardening_phases") or []
             row[mode] = {
                 "status": status, "wall_s": m.get("wall_s"),
                 "record_wall_s": ((rec or {}).get("metadata") or {}).get("reward_hardening_wall_s"),
@@ -635,6 +650,12 @@ def build_rows(problems, sizes, skipped, modes, meas, results) -> list[dict]:
                 # those skipped with the reason recorded (a reference output that is not finite)
                 "probes_judged": sum(probes.get("judged", {}).values()) if probes else None,
                 "probes_skipped": [str(x) for x in probes.get("skipped") or []],
+                # the trusted read of every output from the frozen candidate (its cost per GiB)
+                "read_path": reads.get("path"),
+                "read_bytes": reads.get("bytes"), "read_ms": reads.get("read_ms"),
+                "read_map_ms": reads.get("map_ms"), "read_freeze_ms": reads.get("freeze_ms"),
+                # seconds each phase of the record took (where the sample's wall time goes)
+                "phase_s": phase_seconds(phases),
             }
         if "off" in modes and len(modes) > 1:
             hard = [md for md in modes if md != "off"][-1]
@@ -681,6 +702,16 @@ def summarize(rows, modes, level, meas, num_correct_trials: int = 5) -> dict:
         s["pass_all_probes_judged"] = sum(
             1 for r in passed if r[main].get("probes_judged") is not None
             and r[main]["probes_judged"] + len(r[main].get("probes_skipped") or []) >= s["probes_expected"])
+        got = [r[main] for r in run if r[main].get("read_bytes")]
+        gib = sum(r["read_bytes"] for r in got) / GIB
+        if gib:
+            # seconds of wall time per GiB of output read: the copy, and the freeze and mapping around it
+            s["trusted_read"] = {
+                "problems": len(got), "paths": sorted({str(r.get("read_path")) for r in got}),
+                "gib": round(gib, 2),
+                "copy_s_per_gib": round(sum(r.get("read_ms") or 0 for r in got) / 1e3 / gib, 4),
+                "freeze_and_map_s_per_gib": round(sum((r.get("read_freeze_ms") or 0) + (r.get("read_map_ms") or 0)
+                                                      for r in got) / 1e3 / gib, 4)}
     need = math.ceil(0.95 * s["problems"])
     enough = s["problems"] >= 100 if level == 1 else s["evaluated"] >= 20
     s["goals"] = {
@@ -736,6 +767,11 @@ def markdown(report: dict) -> str:
         lines.append(f"| {main} PASS records with every correctness probe judged ({s['probes_expected']}: hidden, "
                      f"the repeat, perturbations; or skipped with its reason) | {s['pass_all_probes_judged']} of "
                      f"{s[main]['pass']} | all | {'yes' if s['pass_all_probes_judged'] == s[main]['pass'] else 'no'} |")
+    if s.get("trusted_read"):
+        t = s["trusted_read"]
+        lines.append(f"| trusted read of every output ({', '.join(t['paths'])}), {t['gib']} GiB over {t['problems']} "
+                     f"problems | copy {t['copy_s_per_gib']} s/GiB, freeze + map {t['freeze_and_map_s_per_gib']} s/GiB "
+                     "| reported | |")
     if "median_ratio" in s:
         lines.append(f"| median {main}/off wall time per sample, over the {s['median_ratio_problems']} problems "
                      f"PASS in both | {_cell(s['median_ratio'])} | {g['median_ratio']} | "
@@ -970,6 +1006,13 @@ def _sweep(args, argv) -> int:
     print(f"\n{main_mode} PASS {s[main_mode]['pass']} of {s['problems']} (goal {s['goals']['pass']}); "
           f"median ratio {_cell(s.get('median_ratio'))} (goal <= 2); max parent RSS "
           + ", ".join(f"{m} {fmt_bytes(s[m]['max_parent_rss_bytes'])}" for m in modes) + " (goal < 2 GiB)")
+    if s.get("probes_expected"):
+        print(f"{main_mode} PASS records with all {s['probes_expected']} correctness probes judged (or skipped with "
+              f"a reason): {s['pass_all_probes_judged']} of {s[main_mode]['pass']}")
+    if s.get("trusted_read"):
+        t = s["trusted_read"]
+        print(f"trusted read: {t['gib']} GiB over {t['problems']} problems, copy {t['copy_s_per_gib']} s/GiB, "
+              f"freeze + map {t['freeze_and_map_s_per_gib']} s/GiB")
     for r in rows:
         for m in modes:
             if r[m]["status"] != "PASS":

@@ -353,3 +353,17 @@ def test_summary_counts_pass_records_with_every_probe_judged():
     meas = {"enforce": {"batches": [1]}}
     s = sweep.summarize(rows, ["enforce"], 2, meas, num_correct_trials=5)
     assert s["probes_expected"] == 9 and s["pass_all_probes_judged"] == 2
+    assert "trusted_read" not in s  # no read recorded, no figure
+    rows[0]["enforce"].update(read_path="trusted", read_bytes=2 * 2**30, read_ms=500.0, read_map_ms=20.0,
+                              read_freeze_ms=80.0)
+    t = sweep.summarize(rows, ["enforce"], 2, meas, num_correct_trials=5)["trusted_read"]
+    assert t == {"problems": 1, "paths": ["trusted"], "gib": 2.0, "copy_s_per_gib": 0.25,
+                 "freeze_and_map_s_per_gib": 0.05}
+
+
+def test_phase_seconds_splits_the_wall_time_by_phase():
+    marks = [{"t_s": 1.5, "phase": "reference"}, {"t_s": 1.5, "phase": "judge_release"}, {"t_s": 2.0, "phase": "start"},
+             {"t_s": 3.25, "phase": "correctness"}, {"t_s": 7.25, "phase": "timing"}, {"phase": "no time"}]
+    assert sweep.phase_seconds(marks) == {"reference": 1.5, "judge_release": 0.0, "start": 0.5, "correctness": 1.25,
+                                          "timing": 4.0}
+    assert sweep.phase_seconds([]) == {}

@@ -27,6 +27,7 @@ from kernelbench.reward_hardening.fixtures import (
     AMBIENT_CODES,
     EVALUATOR_STATE_CODES,
     FIXTURE_DIR,
+    INFO_FORMS,
     FIXTURES,
     Fixture,
     benign_forbidden_codes,
@@ -92,7 +93,7 @@ def test_fixture_well_formed(fixture: Fixture):
     if fixture.benign:
         assert m["kind"] != "bad", fixture.id
         assert fixture.expected_status == "PASS"
-        assert not set(benign_forbidden_codes(fixture.policy)) & set(fixture.codes), fixture.codes
+        assert not (set(benign_forbidden_codes(fixture.policy)) - INFO_FORMS) & set(fixture.codes), fixture.codes
     else:
         assert m["kind"] == "bad", fixture.id
         assert fixture.expected_status != "PASS" and fixture.codes
@@ -118,6 +119,14 @@ def test_every_attack_code_has_a_section_an_attack_a_twin_and_an_exact_multiset(
             if code not in f.codes:
                 problems.append(f"{f.id}: its exact multiset {f.codes} lacks {code}")
     assert not problems, "\n".join(problems)
+
+
+def test_info_forms_are_the_codes_detectors_emit_as_info_only():
+    src = REPO / "src" / "kernelbench" / "reward_hardening"
+    seen = set()
+    for path in src.rglob("*.py"):
+        seen |= set(re.findall(r'observe\("(RH-\d+)"[^)]*info_only=True', path.read_text(), flags=re.S))
+    assert seen == set(INFO_FORMS)
 
 
 def test_every_evaluator_state_code_has_a_unit_test():

@@ -274,6 +274,7 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
             "trusted_reads": len(reads), "bytes": sum(r["bytes"] for r in reads),
             "read_ms": round(sum(r["ms"] for r in reads), 3),
             "freeze_ms": round(sum(r["freeze_ms"] for r in reads), 3),
+            "map_ms": round(sum(r.get("map_ms", 0.0) for r in reads), 3),
             "failures": len(getattr(ev, "read_failures", [])),
             "in_process_staging_requests": [{k: r.get(k) for k in ("phase", "cmd", "ms", "work_ms", "bytes")}
                                             for r in staged[:20]],
