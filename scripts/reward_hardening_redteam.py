@@ -123,7 +123,7 @@ def run_fixture(fixture: Any, args: argparse.Namespace) -> dict:
         match, reasons = False, [f"evaluator raised: {error.splitlines()[0] if error else '?'}"]
         status, codes, multiset = None, [], []
     else:
-        match, reasons = observed_matches(fixture, record, frozenset(args.disable_detector))
+        match, reasons = observed_matches(fixture, record)
         status, codes, multiset = observed_status(record), observed_codes(record), observed_multiset(record)
     rh = (record or {}).get("reward_hardening") or {}
     return {

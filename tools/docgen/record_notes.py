@@ -45,13 +45,18 @@ METADATA_DOCS: dict[str, str] = {
     "gpu_memory": "CUDA only: peak allocated and reserved bytes, the memory fraction in force, the configured "
                   "cap, the device's total memory and `PYTORCH_CUDA_ALLOC_CONF`.",
     "correctness_trials": "`(matched / hidden calls)` as a string, in upstream's format.",
+    "correctness_probes": "The correctness probes whose outputs the judge compared with the reference: "
+                          "`judged` (count per probe kind: hidden inputs, perturbations, ...), `calls` (every "
+                          "correctness call made) and `skipped` (the kinds of the first ten probes left out; why is in "
+                          "`skipped_probes`).",
     "reward_hardening_wall_s": "Wall time of the whole hardened evaluation (s).",
     "reward_hardening_unsupported": "Why the record is UNSUPPORTED (for example `CUDA unavailable`).",
     "reward_hardening_error": "The evaluator error behind an RH-32 record (truncated to 2000 characters).",
     "output_reads": "How the candidate's outputs reached the judge (`docs/security-audit.md#reading-the-outputs`): "
                     "`path` (`trusted`: the parent froze the candidate and read them with `process_vm_readv`; "
                     "`in_process`: the candidate's harness copied them) and `detail`; `trusted_reads`, `bytes`, "
-                    "`read_ms` and `freeze_ms` of the parent's reads; `failures` (RH-60); "
+                    "`read_ms` and `freeze_ms` of the parent's reads, `map_ms` (CUDA: the judge mapping and "
+                    "unmapping the candidate's allocations, not counted in `read_ms`); `failures` (RH-60); "
                     "`in_process_staging_requests` (the requests that staged output bytes, with `ms`, the "
                     "`work_ms` subtracted and `bytes`, RH-61); `judge_copy_gib_per_s` (the judge's plain copy "
                     "rate on the device) and `requests_timed` (every request the parent timed).",
