@@ -270,6 +270,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not fixtures:
         print(f"no red-team fixtures selected for device={args.device}", file=sys.stderr)
+    else:
+        from kernelbench.procs import start_forkserver
+
+        start_forkserver()  # its torch import overlaps the builds and ours
 
     from tqdm import tqdm
 

@@ -55,6 +55,7 @@ __all__ = [
     "encode_frame",
     "get_context",
     "private_rss_bytes",
+    "start_forkserver",
     "tensor_from_wire",
     "tensor_to_wire",
 ]
@@ -131,6 +132,17 @@ def get_context() -> Any:
                 ctx = mp.get_context("spawn")
             _CTX = ctx
     return _CTX
+
+
+def start_forkserver() -> None:
+    """Start the workers' forkserver now, without waiting for it.
+
+    The forkserver imports torch and the harness (2-3 s) in its own process; a command
+    that calls this before importing torch itself overlaps the two imports, and its first
+    worker starts in milliseconds instead of waiting for the server's imports.
+    Idempotent; call it only once the command knows it will evaluate something.
+    """
+    get_context()
 
 
 @contextlib.contextmanager

@@ -59,9 +59,9 @@ class SampleRunner:
 
     def warm(self) -> None:
         """Start the forkserver now (torch preloaded), so the first sample does not pay for it."""
-        from kernelbench.procs import get_context
+        from kernelbench.procs import start_forkserver
 
-        get_context()
+        start_forkserver()
 
     def device(self) -> str:
         """The device this runner evaluates on (a Ray GPU actor sees its one GPU as ``cuda:0``)."""

@@ -250,6 +250,9 @@ def main(cfg: ScriptConfig) -> int:
 def _main(cfg: ScriptConfig) -> int:
     _, kernel_src = _read_source("kernel_src_path", cfg.kernel_src_path)
     ref_name, ref_src = _load_reference(cfg)
+    from kernelbench.procs import start_forkserver
+
+    start_forkserver()  # its torch import overlaps ours
 
     import torch
 

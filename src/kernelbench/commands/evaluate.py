@@ -290,6 +290,10 @@ def _main(cfg: EvalConfig) -> int:
     print(f"[eval] {len(plan.pending)} samples to evaluate ({plan.done} already done under this configuration, "
           f"{runs.slot_label(slot)}) -> {results_path}")
     if plan.pending:
+        if cfg.executor != "ray":  # (Ray's actors start their own)
+            from kernelbench.procs import start_forkserver
+
+            start_forkserver()  # its torch import overlaps the parent's
         build_root = Path(cfg.kernel_eval_build_dir) / cfg.run_name
         if cfg.executor == "ray":
             evaluate, devices = _ray_evaluator(cfg, plan.pending, build_root)
