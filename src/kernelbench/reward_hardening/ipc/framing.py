@@ -65,8 +65,61 @@ def decode_frame(data: bytes) -> tuple[dict, list[bytes]]:
 SPILL_THRESHOLD = 256 * 1024
 
 
+_SPILL_PREFIX = "kernelguard_spill_"
+
+
+def _pid_namespace() -> str:
+    """This process's pid namespace (pids mean something only inside it)."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
+
+
+def _remove_orphaned_spill_dirs(base: str) -> int:
+    """Remove spill directories whose evaluator died (a SIGKILLed parent cannot clean up).
+
+    A directory is named after the pid namespace and the pid of the process that made it;
+    it is removed only when it belongs to this user, was made in this pid namespace (a
+    /dev/shm shared with another container holds pids that mean nothing here) and no
+    process with that pid exists.  Returns how many were removed.
+    """
+    import shutil
+
+    removed = 0
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return 0
+    own_ns = _pid_namespace()
+    for name in names:
+        if not name.startswith(_SPILL_PREFIX):
+            continue
+        ns, _, rest = name[len(_SPILL_PREFIX):].partition("_")
+        pid = rest.split("_", 1)[0]
+        if ns != own_ns or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        path = os.path.join(base, name)
+        try:
+            if os.lstat(path).st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+            continue  # its maker is alive (or the pid was reused: left alone)
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += 1
+    return removed
+
+
 def make_spill_dir() -> str:
-    """A private directory for large frames (in /dev/shm when the machine has it)."""
+    """A private directory for large frames (in /dev/shm when the machine has it).
+
+    Named ``kernelguard_spill_<pid namespace>_<pid>_…``; the directories of evaluators
+    that died without cleaning up are removed here first.
+    """
     import tempfile
 
     base = None
@@ -74,7 +127,8 @@ def make_spill_dir() -> str:
         st = os.statvfs("/dev/shm")
         if st.f_bavail * st.f_frsize >= 8 << 30:  # small container /dev/shm: use the disk instead
             base = "/dev/shm"
-    return tempfile.mkdtemp(prefix="kernelguard_spill_", dir=base)
+    _remove_orphaned_spill_dirs(base or tempfile.gettempdir())
+    return tempfile.mkdtemp(prefix=f"{_SPILL_PREFIX}{_pid_namespace()}_{os.getpid()}_", dir=base)
 
 
 def send_frame(conn: Any, header: dict, blobs: list | None = None, spill_dir: str | None = None) -> None:
