@@ -367,3 +367,24 @@ def test_phase_seconds_splits_the_wall_time_by_phase():
     assert sweep.phase_seconds(marks) == {"reference": 1.5, "judge_release": 0.0, "start": 0.5, "correctness": 1.25,
                                           "timing": 4.0}
     assert sweep.phase_seconds([]) == {}
+
+
+def test_runtime_compare_matches_renamed_fixtures_and_holds_the_tolerance():
+    spec = importlib.util.spec_from_file_location("runtime_compare", REPO / "bench" / "runtime_compare.py")
+    rc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rc)
+    assert rc.fixture_key("fixture:gpu_honest_cuda_add") == "benign_cuda_add"
+    assert rc.fixture_key("fixture:benign_cuda_add") == "benign_cuda_add"
+
+    def run(**ms):
+        return {k: {"status": "PASS" if v else "FAIL", "verified_ms": v} for k, v in ms.items()}
+
+    old = [run(a=1.0, b=2.0, c=None), run(a=1.1, b=2.0, c=None), run(a=0.9, b=2.2, c=None)]
+    new = [run(a=1.02, b=2.05), run(a=1.0, b=2.0), run(a=1.04, b=1.9)]
+    rows, ok = rc.compare(old, new, 0.05)
+    assert ok and [r["fixture"] for r in rows] == ["a", "b"]  # c never verified before: not held to anything
+    assert rows[0]["ratio"] == 1.02 and rows[1]["ratio"] == 1.0
+    rows, ok = rc.compare(old, [run(a=1.2, b=2.0)] * 3, 0.05)
+    assert not ok and not rows[0]["within"] and rows[1]["within"]
+    rows, ok = rc.compare(old, [run(b=2.0)] * 3, 0.05)  # verified before, not now: a failure
+    assert not ok and rows[0]["ratio"] is None
