@@ -656,6 +656,8 @@ def build_rows(problems, sizes, skipped, modes, meas, results) -> list[dict]:
                 "read_map_ms": reads.get("map_ms"), "read_freeze_ms": reads.get("freeze_ms"),
                 # seconds each phase of the record took (where the sample's wall time goes)
                 "phase_s": phase_seconds(phases),
+                # the requests behind those seconds (judge and candidate commands, summed)
+                "request_ms": ((rec or {}).get("metadata") or {}).get("request_ms"),
             }
         if "off" in modes and len(modes) > 1:
             hard = [md for md in modes if md != "off"][-1]
@@ -670,6 +672,17 @@ def expected_probes(num_correct_trials: int) -> int:
     from kernelbench.reward_hardening.config import HardeningConfig
 
     return max(1, num_correct_trials) + 1 + len(HardeningConfig().perturbations)
+
+
+def first_of_batches(rows: list[dict], modes: list[str]) -> set[int]:
+    """Ids that were the first sample of a batch in any mode (a batch runs its problems in id order)."""
+    first: dict[tuple, int] = {}
+    for r in rows:
+        for m in modes:
+            b = r.get(m, {}).get("batch")
+            if b is not None and r[m].get("wall_s") is not None:
+                first[(m, b)] = min(first.get((m, b), r["id"]), r["id"])
+    return set(first.values())
 
 
 def summarize(rows, modes, level, meas, num_correct_trials: int = 5) -> dict:
@@ -691,9 +704,15 @@ def summarize(rows, modes, level, meas, num_correct_trials: int = 5) -> dict:
     if "ratio" in (rows[0] if rows else {}):
         # the goal is judged on samples both modes verified: a sample that fails early (a reference
         # timeout, say) would pull the ratio down without saying anything about the hardened path's cost
-        both = [r for r in run if all(r[m]["status"] == "PASS" for m in modes)]
-        s["median_ratio"] = _median(r.get("ratio") for r in both)
+        # the first sample of each batch also carries the start of that batch's worker pool
+        first = first_of_batches(run, modes)
+        both = [r for r in run if all(r[m]["status"] == "PASS" for m in modes) and r["id"] not in first]
+        ratios = [r["ratio"] for r in both if r.get("ratio") is not None]
+        s["median_ratio"] = _median(ratios)
+        s["max_ratio"] = max(ratios, default=None)
+        s["ratios_over_1_5"] = sorted(r["id"] for r in both if (r.get("ratio") or 0) > 1.5)
         s["median_ratio_problems"] = len(both)
+        s["ratio_excluded_first"] = sorted(first)
         s["median_ratio_all"] = _median(r.get("ratio") for r in run)
     if main != "off":
         # every PASS with each planned probe judged, or skipped for a recorded reason
@@ -717,8 +736,9 @@ def summarize(rows, modes, level, meas, num_correct_trials: int = 5) -> dict:
     s["goals"] = {
         "pass": ">= 95 of all 100 PASS" if level == 1 else ">= 95 % PASS of >= 20 problems",
         "pass_met": s[main]["pass"] >= need and enough,
-        "median_ratio": "<= 2 (level 1)",
-        "median_ratio_met": (s.get("median_ratio") is not None and s["median_ratio"] <= 2),
+        "median_ratio": "median <= 1.0, none above 1.5",
+        "median_ratio_met": (s.get("median_ratio") is not None and s["median_ratio"] <= 1.0
+                             and (s.get("max_ratio") or 0) <= 1.5),
         "parent_rss": "< 2 GiB on every problem",
         "parent_rss_met": {m: all((r[m]["parent_peak_rss_bytes"] or 0) < 2 * GIB
                                   and r[m]["status"] not in ("NO RECORD", "BATCH DIED") for r in run)
@@ -773,8 +793,11 @@ def markdown(report: dict) -> str:
                      f"problems | copy {t['copy_s_per_gib']} s/GiB, freeze + map {t['freeze_and_map_s_per_gib']} s/GiB "
                      "| reported | |")
     if "median_ratio" in s:
-        lines.append(f"| median {main}/off wall time per sample, over the {s['median_ratio_problems']} problems "
-                     f"PASS in both | {_cell(s['median_ratio'])} | {g['median_ratio']} | "
+        lines.append(f"| {main}/off wall time per sample, median and max, over the {s['median_ratio_problems']} "
+                     f"problems PASS in both (first of each batch left out: "
+                     f"{', '.join(map(str, s.get('ratio_excluded_first') or [])) or 'none'}; above 1.5: "
+                     f"{', '.join(map(str, s.get('ratios_over_1_5') or [])) or 'none'}) | "
+                     f"{_cell(s['median_ratio'])}, {_cell(s.get('max_ratio'))} | {g['median_ratio']} | "
                      f"{'yes' if g['median_ratio_met'] else 'no'} |")
         lines.append(f"| the same over every problem with both times | {_cell(s['median_ratio_all'])} | | |")
     for mode in modes:
@@ -1004,7 +1027,8 @@ def _sweep(args, argv) -> int:
     s = report["summary"]
     main_mode = s["main_mode"]
     print(f"\n{main_mode} PASS {s[main_mode]['pass']} of {s['problems']} (goal {s['goals']['pass']}); "
-          f"median ratio {_cell(s.get('median_ratio'))} (goal <= 2); max parent RSS "
+          f"{main_mode}/off median ratio {_cell(s.get('median_ratio'))}, max {_cell(s.get('max_ratio'))} "
+          f"(goal {s['goals']['median_ratio']}); max parent RSS "
           + ", ".join(f"{m} {fmt_bytes(s[m]['max_parent_rss_bytes'])}" for m in modes) + " (goal < 2 GiB)")
     if s.get("probes_expected"):
         print(f"{main_mode} PASS records with all {s['probes_expected']} correctness probes judged (or skipped with "

@@ -388,3 +388,24 @@ def test_runtime_compare_matches_renamed_fixtures_and_holds_the_tolerance():
     assert not ok and not rows[0]["within"] and rows[1]["within"]
     rows, ok = rc.compare(old, [run(b=2.0)] * 3, 0.05)  # verified before, not now: a failure
     assert not ok and rows[0]["ratio"] is None
+
+
+def test_enforce_off_ratio_leaves_out_each_batch_first_sample_and_holds_median_and_max():
+    def row(i, batch_off, batch_enf, off_s, enf_s, status="PASS"):
+        mk = lambda b, w, st: {"status": st, "wall_s": w, "parent_peak_rss_bytes": 1, "gpu_peak_bytes": None,  # noqa: E731
+                               "batch_died": False, "batch": b}
+        return {"id": i, "name": f"{i}_x.py", "off": mk(batch_off, off_s, "PASS"),
+                "enforce": mk(batch_enf, enf_s, status), "ratio": round(enf_s / off_s, 2)}
+
+    # ids 1 and 4 open a batch (1 in both modes, 4 in enforce's second batch): both left out
+    rows = [row(1, 0, 0, 1.0, 9.0), row(2, 0, 0, 2.0, 1.8), row(3, 0, 0, 2.0, 2.0), row(4, 0, 1, 2.0, 8.0),
+            row(5, 0, 1, 2.0, 1.0), row(6, 0, 1, 1.0, 3.0, status="FAIL")]
+    meas = {"off": {"batches": [1]}, "enforce": {"batches": [1, 2]}}
+    assert sweep.first_of_batches(rows, ["off", "enforce"]) == {1, 4}
+    s = sweep.summarize(rows, ["off", "enforce"], 1, meas)
+    assert s["ratio_excluded_first"] == [1, 4] and s["median_ratio_problems"] == 3  # 6 failed: left out
+    assert s["median_ratio"] == 0.9 and s["max_ratio"] == 1.0 and s["ratios_over_1_5"] == []
+    assert s["goals"]["median_ratio_met"] is True
+    rows[1]["ratio"] = 1.6  # one problem above 1.5 breaks the goal even with the median under 1.0
+    s = sweep.summarize(rows, ["off", "enforce"], 1, meas)
+    assert s["median_ratio"] == 1.0 and s["ratios_over_1_5"] == [2] and s["goals"]["median_ratio_met"] is False

@@ -87,6 +87,12 @@ def test_honest_candidate_passes_with_verified_runtime():
     cand_pid = next(p["pid"] for p in phases if p["phase"] == "load")
     assert ref_pid != cand_pid
     assert next(p for p in phases if p["phase"] == "load")["state"]["matmul_allow_tf32"] is False
+    # where the wall time went, by request: one fresh judge input set and one candidate call per timed call
+    req = record["metadata"]["request_ms"]
+    cfg = _cfg()
+    assert req["candidate:time"]["n"] == cfg.num_warmup + cfg.num_perf_trials <= req["reference:timed_input"]["n"]
+    assert all(v["ms"] >= 0 for v in req.values())
+    assert list(req) == sorted(req, key=lambda k: -req[k]["ms"])
     _validate(record)
 
 

@@ -141,6 +141,7 @@ class Evidence:
     reads: list[dict] = field(default_factory=list)  # trusted reads: phase, bytes, ms, freeze_ms
     read_failures: list[dict] = field(default_factory=list)  # phase, kind, detail (RH-60)
     requests: list[dict] = field(default_factory=list)  # every candidate request: phase, cmd, ms (+ bytes)
+    judge_requests: list[dict] = field(default_factory=list)  # the judge's requests for this sample: phase, cmd, ms
     copy_bytes_per_s: float | None = None  # the judge's plain copy rate on the device (RH-61)
     signals: list[dict] = field(default_factory=list)  # phase, SigCgt read by the parent (RH-62)
     dispatch: list[dict] = field(default_factory=list)  # phase, watched operators whose kernels changed

@@ -112,6 +112,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
     root = tempfile.mkdtemp(prefix="kernelguard_", dir=workdir)
     rng = random.Random(secrets.randbits(64))
     try:
+        session.request_log = ev.judge_requests  # this sample's judge requests, timed (record: request_ms)
         try:
             session.start()
             ev.memory_plan = session.plan.as_dict() if session.plan is not None else {}

@@ -166,6 +166,22 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
     return caps
 
 
+
+def request_totals(requests: list[dict]) -> dict[str, dict]:
+    """Where the evaluation's wall time went, by request: ``{"role:cmd": {"n", "ms"}}``, largest first.
+
+    Every request the parent made to the judge or the candidate worker is timed from its
+    send to its reply (the worker's work, the transfer, and the parent's wait).
+    """
+    out: dict[str, dict] = {}
+    for r in requests:
+        if r.get("ms") is None:
+            continue
+        e = out.setdefault(f"{r.get('role') or '?'}:{r.get('cmd')}", {"n": 0, "ms": 0.0})
+        e["n"] += 1
+        e["ms"] += float(r["ms"])
+    return {k: {"n": v["n"], "ms": round(v["ms"], 1)} for k, v in sorted(out.items(), key=lambda kv: -kv[1]["ms"])}
+
 def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], device: str,
                  rejected: bool = False) -> dict:
     """The record of one evaluation: the policy judges ``observations`` here, just before the verdict."""
@@ -281,6 +297,7 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
             "judge_copy_gib_per_s": None if not rate else round(rate / (1 << 30), 3),
             "requests_timed": len(getattr(ev, "requests", [])),
         }
+        metadata["request_ms"] = request_totals(getattr(ev, "requests", []) + getattr(ev, "judge_requests", []))
     if ev.candidate_peak_rss_bytes:
         metadata["host_memory"] = {"candidate_peak_private_bytes": int(ev.candidate_peak_rss_bytes),
                                    "candidate_limit_bytes": ev.candidate_rss_limit_bytes}

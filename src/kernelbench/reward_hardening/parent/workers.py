@@ -135,7 +135,7 @@ class Driver:
                 timeout: float | None = None) -> tuple[dict, list[int]]:
         # every request is timed by the parent (RH-61 compares those that move output bytes
         # with a plain copy of their size)
-        self.last = {"phase": phase, "cmd": header.get("cmd"), "ms": None}
+        self.last = {"phase": phase, "cmd": header.get("cmd"), "role": self.role, "ms": None}
         if self.ev is not None:
             self.ev.requests.append(self.last)
         t0 = time.monotonic_ns()
