@@ -20,7 +20,10 @@ From outside that process the script measures, per problem:
   parent only, its worker children excluded);
 * GPU peak memory: the device's ``memory.used`` from ``nvidia-smi`` sampled during the
   interval, else the record's ``gpu_memory`` (candidate worker only), else blank;
-* the record's integrity status and findings.
+* the record's integrity status and findings, its judged correctness probes, the cost
+  of its trusted output reads, the seconds of each phase and ``request_ms`` (the judge's
+  and the candidate's requests summed by command; the summary adds them up over the
+  problems: where the hardened wall time went).
 
 Input and output sizes are computed without allocating: ``get_inputs()`` and the
 reference's forward run on the meta device.
@@ -685,6 +688,22 @@ def first_of_batches(rows: list[dict], modes: list[str]) -> set[int]:
     return set(first.values())
 
 
+def request_summary(recs: list[dict], top: int = 8) -> list[dict]:
+    """The requests that took the hardened records' wall time, summed over the problems, largest first.
+
+    Each record's ``request_ms`` sums its judge and candidate requests by ``role:cmd``;
+    ``per_ms`` is the mean time of one request of that kind (its work, transfer and wait).
+    """
+    tot: dict[str, list] = {}
+    for rec in recs:
+        for k, v in (rec.get("request_ms") or {}).items():
+            e = tot.setdefault(k, [0, 0.0])
+            e[0] += int(v.get("n") or 0)
+            e[1] += float(v.get("ms") or 0.0)
+    return [{"request": k, "n": n, "s": round(ms / 1e3, 1), "per_ms": round(ms / n, 2) if n else None}
+            for k, (n, ms) in sorted(tot.items(), key=lambda kv: -kv[1][1])[:top]]
+
+
 def summarize(rows, modes, level, meas, num_correct_trials: int = 5) -> dict:
     hard = [m for m in modes if m != "off"]
     main = hard[-1] if hard else "off"
@@ -731,6 +750,8 @@ def summarize(rows, modes, level, meas, num_correct_trials: int = 5) -> dict:
                 "copy_s_per_gib": round(sum(r.get("read_ms") or 0 for r in got) / 1e3 / gib, 4),
                 "freeze_and_map_s_per_gib": round(sum((r.get("read_freeze_ms") or 0) + (r.get("read_map_ms") or 0)
                                                       for r in got) / 1e3 / gib, 4)}
+    if main != "off":
+        s["requests"] = request_summary([r[main] for r in run])
     need = math.ceil(0.95 * s["problems"])
     enough = s["problems"] >= 100 if level == 1 else s["evaluated"] >= 20
     s["goals"] = {
@@ -808,6 +829,10 @@ def markdown(report: dict) -> str:
                      f"/ {s[mode]['batches']} | every problem a record, 0 deaths, 1 batch | "
                      f"{'yes' if s[mode]['records'] == s['evaluated'] and not s[mode]['batch_deaths'] else 'no'} |")
         lines.append(f"| {mode}: median wall time per sample | {_cell(s[mode]['median_wall_s'], 's')} s | | |")
+    if s.get("requests"):
+        lines.append("| where the hardened time went (requests summed over the problems, largest first) | "
+                     + "; ".join(f"`{q['request']}` {q['s']} s ({q['n']} x {q['per_ms']} ms)" for q in s["requests"][:5])
+                     + " | | |")
     lines += ["", "## Per problem", "",
               ("Sizes from the meta device. Wall time: seconds between consecutive records of the batch "
                "(the first sample also carries the worker pool's start). RSS: the batch parent process "
@@ -1037,6 +1062,9 @@ def _sweep(args, argv) -> int:
         t = s["trusted_read"]
         print(f"trusted read: {t['gib']} GiB over {t['problems']} problems, copy {t['copy_s_per_gib']} s/GiB, "
               f"freeze + map {t['freeze_and_map_s_per_gib']} s/GiB")
+    if s.get("requests"):
+        print("where the hardened time went: " + "; ".join(
+            f"{q['request']} {q['s']} s ({q['n']} x {q['per_ms']} ms)" for q in s["requests"][:5]))
     for r in rows:
         for m in modes:
             if r[m]["status"] != "PASS":

@@ -409,3 +409,14 @@ def test_enforce_off_ratio_leaves_out_each_batch_first_sample_and_holds_median_a
     rows[1]["ratio"] = 1.6  # one problem above 1.5 breaks the goal even with the median under 1.0
     s = sweep.summarize(rows, ["off", "enforce"], 1, meas)
     assert s["median_ratio"] == 1.0 and s["ratios_over_1_5"] == [2] and s["goals"]["median_ratio_met"] is False
+
+
+def test_request_summary_sums_the_records_requests_largest_first():
+    recs = [{"request_ms": {"reference:timed_input": {"n": 103, "ms": 1030.0}, "candidate:time": {"n": 103, "ms": 500.0}}},
+            {"request_ms": {"reference:timed_input": {"n": 103, "ms": 970.0}, "candidate:settle": {"n": 8, "ms": 400.0}}},
+            {"request_ms": None}]
+    assert sweep.request_summary(recs) == [
+        {"request": "reference:timed_input", "n": 206, "s": 2.0, "per_ms": 9.71},
+        {"request": "candidate:time", "n": 103, "s": 0.5, "per_ms": 4.85},
+        {"request": "candidate:settle", "n": 8, "s": 0.4, "per_ms": 50.0}]
+    assert sweep.request_summary(recs, top=1)[0]["request"] == "reference:timed_input"
