@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The GPU runs of docs/validation/gpu_plan.md as named steps, for a host without network.
+#
+#   OUT=<folder for results> bash bench/gpu_steps.sh env redteam pytest
+#   OUT=... IDS=1,2,12 BT=270 NAME=l1_requests MODES=enforce bash bench/gpu_steps.sh sweep
+#
+# Needs, beside the checkout (all git-ignored): the pure-Python wheels in .whl/
+# (pydra-config, pydantic, pydantic-core, annotated-types, typing-inspection, platformdirs,
+# dill, typing-extensions; jsonschema, jsonschema-specifications, referencing, rpds-py for
+# the GPU tests), upstream's problems in KernelBench/, and for `compare` an older tree in
+# .base/ (git archive <commit> src bench).  Each step appends its exit code and seconds to
+# $OUT/env.txt and writes its log under $OUT.
+set -u
+: "${OUT:?set OUT to a folder for the results}"
+mkdir -p "$OUT"
+SITE=$(mktemp -d)
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SITE" .whl/*.whl || exit 3
+export PYTHONPATH="$SITE:src"
+
+step() {  # name, command...
+  local name=$1 t0
+  shift
+  t0=$(date +%s)
+  "$@" > "$OUT/$name.log" 2>&1
+  echo "$name rc $? in $(( $(date +%s) - t0 )) s" >> "$OUT/env.txt"
+}
+
+for s in "$@"; do
+  case $s in
+    env) { date -u; git rev-parse --short HEAD 2>/dev/null; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+           python3 -c "import torch,triton;print('torch',torch.__version__,'cuda',torch.version.cuda,'triton',triton.__version__)"
+           nproc; free -g | head -2; } >> "$OUT/env.txt" 2>&1 ;;
+    redteam) step redteam_cuda python3 scripts/reward_hardening_redteam.py --device cuda \
+               --output "$OUT/redteam_cuda.json" ;;
+    pytest) step pytest_gpu python3 -m pytest -m gpu -v -p no:cacheprovider --timeout 120 -rs ;;
+    sweep) step "sweep_${NAME:-l1}" python3 bench/upstream_sweep.py --dataset-path KernelBench --device cuda \
+             --modes "${MODES:-off,enforce}" --num-perf-trials "${TRIALS:-100}" --level "${LEVEL:-1}" \
+             --ids "${IDS:?set IDS}" --batch-timeout "${BT:-270}" --work-dir "${WORK:-/tmp/kg_sweep}" \
+             --out "$OUT" --name "${NAME:-l1}" ;;
+    compare) step runtime_compare python3 bench/runtime_compare.py --baseline-tree .base --runs "${RUNS:-3}" \
+               --out "$OUT/compare" ;;
+    *) echo "unknown step $s (env, redteam, pytest, sweep, compare)" >&2; exit 2 ;;
+  esac
+done
+tail -n 20 "$OUT/env.txt"
