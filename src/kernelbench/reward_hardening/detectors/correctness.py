@@ -330,7 +330,9 @@ def timed_output_mismatch(ev):
         Timed calls at positions the parent chose are compared with their reference
         outputs.  The candidate cannot tell which timed call will be checked: every
         timed call gets freshly generated inputs, and the staging buffers of a spot
-        check reach the candidate only after its call returned.
+        check reach the candidate only after its call returned.  The forward run under
+        the profiler (the evidence of RH-31 and RH-37) is always compared: a candidate
+        can tell that a profiler is active.
 
     Why it matters
         Phase detection (honest while checked, cheap when timed) and caches keyed on
@@ -338,7 +340,8 @@ def timed_output_mismatch(ev):
         speed.
 
     Example
-        Honest for the first eight calls, then ``return self.last``.
+        Honest for the first eight calls, then ``return self.last``; or the declared
+        kernel launched only while ``torch.autograd._profiler_enabled()``.
 
     Known limits
         Only some timed calls are checked, so a candidate cheating on few calls may be
@@ -358,6 +361,10 @@ def timed_output_mismatch(ev):
         checked += 1
         if not cmp.match:
             hits.append({"sample": s.index, "reason": cmp.reason, "max_abs_error": cmp.max_abs})
+    profiled = getattr(ev, "profile_comparison", None)
+    if profiled is not None and not profiled.match:
+        hits.insert(0, {"sample": "profiled", "reason": profiled.reason, "max_abs_error": profiled.max_abs})
     if not hits:
         return []
-    return [observe("RH-29", {"hits": hits[:5], "spot_checked": checked})]
+    return [observe("RH-29", {"hits": hits[:5], "spot_checked": checked,
+                              "profiled_call": None if profiled is None else bool(profiled.match)})]

@@ -8,16 +8,14 @@ sweep, log, peak memory, workspace changes) into the evidence.
 from __future__ import annotations
 
 import os
-import secrets
 
 from kernelbench.reward_hardening.config import HardeningConfig
-from kernelbench.reward_hardening.ipc.wire import checked_profile
 from kernelbench.reward_hardening.parent import prebuild
 from kernelbench.reward_hardening.parent.candidate_io import phase_time
 from kernelbench.reward_hardening.parent.evidence import WorkerEvent
 from kernelbench.reward_hardening.parent.probes import CorrectnessProbes, correctness_jobs
 from kernelbench.reward_hardening.parent.timed import TimedCalls
-from kernelbench.reward_hardening.parent.workers import Driver, PhaseFailed, close_fds, repack, start_worker
+from kernelbench.reward_hardening.parent.workers import Driver, PhaseFailed, repack, start_worker
 
 __all__ = ["CandidateRun", "host_limit"]
 
@@ -168,16 +166,6 @@ class CandidateRun(CorrectnessProbes, TimedCalls):
         ev.phases.append({"t_s": phase_time(ev), "phase": "timing", "pid": reply.get("pid"), "state": reply.get("state")})
         # last: the profiler starts threads of its own, so it runs after the final snapshot
         if cfg.profile_backend and passed:
-            jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62)})
-            (inputs,), fds = repack([jr["inputs"]], jfds)
-            try:
-                reply, _ = drv.request("profile", {"cmd": "profile", "inputs": inputs, "rng": jr.get("rng")}, fds)
-            finally:
-                close_fds(jfds)
-            if reply.get("ok"):
-                ev.profile, ev.profile_error = checked_profile(reply)
-            else:  # the type only: the forward ran on hidden inputs
-                ev.profile_error = f"raised {str(reply.get('error_name') or 'an exception')[:80]}"
-            self.s.request("check_inputs", {"cmd": "check_inputs"})
+            self._profiled_call()
             ev.phases.append({"t_s": phase_time(ev), "phase": "profile", "pid": self.handle.pid})
         ev.completed = True

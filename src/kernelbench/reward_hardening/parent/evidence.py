@@ -118,6 +118,7 @@ class Evidence:
     samples: list[TimingSample] = field(default_factory=list)
     profile: dict | None = None
     profile_error: str | None = None
+    profile_comparison: Any = None  # the judge's Comparison of the profiled call's output against the reference
     final_snapshot: dict = field(default_factory=dict)
     events: list[WorkerEvent] = field(default_factory=list)
     log_text: str = ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 import time
 
-from kernelbench.reward_hardening.ipc.wire import malformed_timing
+from kernelbench.reward_hardening.ipc.wire import checked_profile, malformed_timing
 from kernelbench.reward_hardening.judge.compare import Comparison
 from kernelbench.reward_hardening.parent import interleave
 from kernelbench.reward_hardening.parent.candidate_io import CandidateIO, comparison
@@ -52,20 +52,8 @@ class TimedCalls(CandidateIO):
                         raise PhaseFailed("out of memory in a timed call")
                     # the type only: a message from a call on hidden inputs could carry them out
                     raise RuntimeError(f"timing call failed: raised {str(reply.get('error_name') or 'an exception')[:80]}")
-                copied = None
-                if trusted:  # every timed output is read, with no candidate code running
-                    written, layouts, why = self._trusted_read(f"timing:{k}", reply.get("outputs"), jr["staging"],
-                                                               jfds)
-                    copied = {"written": written, "why": why}
-                elif spot:
-                    (lent,), lent_fds = self._lendable("timed", [jr["staging"]], jfds)
-                    jfds = jfds + lent_fds  # closed with the call's own descriptors
-                    (staging,), sfds = repack([lent], jfds)
-                    copied, _ = self.drv.request("spot_check", {"cmd": "copy_last", "staging": staging}, sfds)
-                    self._staged_request(sum(int(m.get("nbytes", 0)) for m in jr["staging"]))
-                    if copied.get("unreadable"):
-                        ev.read_failures.append({"phase": f"timing:{k}", "kind": "unreadable",
-                                                 "detail": str(copied.get("why"))[:300]})
+                copied, layouts, lent_fds = self._read_output(f"timing:{k}", reply, jr, jfds, spot)
+                jfds = jfds + lent_fds  # closed with the call's own descriptors
             finally:
                 close_fds(jfds)
             checked = spot and bool(copied and copied.get("written"))
@@ -95,6 +83,55 @@ class TimedCalls(CandidateIO):
             for s, c in zip(deferred, comps):
                 s.spot_comparison = comparison(c) or Comparison(False, float("inf"), float("inf"),
                                                                  "no comparison")
+
+    def _read_output(self, phase: str, reply: dict, jr: dict, jfds: list[int],
+                     check: bool) -> tuple[dict | None, list | None, list[int]]:
+        """A timed or profiled call's outputs into the judge's staging: (copied, layouts, lent descriptors).
+
+        On the trusted path every output is read with the candidate frozen; otherwise the
+        harness copies the output of a call that will be checked into lent staging.
+        """
+        if self.ev.read_path == "trusted":
+            written, layouts, why = self._trusted_read(phase, reply.get("outputs"), jr["staging"], jfds)
+            return {"written": written, "why": why}, layouts, []
+        if not check:
+            return None, None, []
+        (lent,), lent_fds = self._lendable("timed", [jr["staging"]], jfds)
+        (staging,), sfds = repack([lent], jfds + lent_fds)
+        copied, _ = self.drv.request("spot_check", {"cmd": "copy_last", "staging": staging}, sfds)
+        self._staged_request(sum(int(m.get("nbytes", 0)) for m in jr["staging"]))
+        if copied.get("unreadable"):
+            self.ev.read_failures.append({"phase": phase, "kind": "unreadable", "detail": str(copied.get("why"))[:300]})
+        return copied, None, lent_fds
+
+    def _profiled_call(self) -> None:
+        """One forward under the profiler, on fresh hidden inputs; its output is judged like a spot check's.
+
+        A candidate can tell that a profiler is active; judging this call's output keeps
+        it from showing the profiler a kernel that does not compute the answer.
+        """
+        ev = self.ev
+        jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62), "stage": True})
+        copied, layouts = None, None
+        try:
+            (inputs,), fds = repack([jr["inputs"]], jfds)
+            export = ev.read_path == "trusted" and self.device.startswith("cuda")
+            reply, _ = self.drv.request("profile", {"cmd": "profile", "inputs": inputs, "rng": jr.get("rng"),
+                                                    "export": export}, fds)
+            if reply.get("ok"):
+                copied, layouts, lent_fds = self._read_output("timing:profile", reply, jr, jfds, True)
+                jfds = jfds + lent_fds
+        finally:
+            close_fds(jfds)
+        checked = bool(copied and copied.get("written"))
+        verdict, _ = self.s.request("check_inputs", {"cmd": "check_inputs", "spot": checked, "layouts": layouts})
+        if reply.get("ok"):
+            ev.profile, ev.profile_error = checked_profile(reply)
+            why = str((copied or {}).get("why") or "outputs were not written")[:300]
+            ev.profile_comparison = (comparison(verdict.get("comparison")) if checked else None) or Comparison(
+                False, float("inf"), float("inf"), why)
+        else:  # the type only: the forward ran on hidden inputs
+            ev.profile_error = f"raised {str(reply.get('error_name') or 'an exception')[:80]}"
 
     def _interleaver(self) -> interleave.Interleaver:
         """Reference blocks timed by the judge between the candidate's blocks (see :mod:`.interleave`)."""
