@@ -26,14 +26,15 @@ __all__ = ["profile_forward"]
 
 
 def profile_forward(model: Any, inputs: list, device: torch.device, sync: Callable[[], None],
-                    launch_hold_cycles: int) -> tuple[dict, list | None]:
+                    launch_hold_cycles: int, reseed: Callable[[], None] | None = None) -> tuple[dict, list | None]:
     """One untimed forward under the profiler: its operators and, on CUDA, its kernels.
 
     Returns the reply of the ``profile`` command (``wall_ms``, ``ops``, ``kernels``,
     ``profile_errors``, and on CUDA the marker facts of
     :func:`kernelbench.reward_hardening.worker_runtime.split_marker`) and the profiled
     forward's output tensors (``None`` when it returned no exact tensors), which the
-    judge compares with the reference like a spot-checked timed call's.
+    judge compares with the reference like a spot-checked timed call's.  ``reseed``
+    runs before every forward (a retried front end must draw the same random numbers).
     """
     # The autograd profiler starts in milliseconds; the torch.profiler front end first
     # imports torch._inductor (seconds per worker), so it is only the fallback.  On
@@ -56,6 +57,8 @@ def profile_forward(model: Any, inputs: list, device: torch.device, sync: Callab
         timed: dict = {}
 
         def forward() -> None:
+            if reseed is not None:
+                reseed()
             timed["t0"] = _monotonic_ns()
             with torch.no_grad():
                 out = model(*inputs)

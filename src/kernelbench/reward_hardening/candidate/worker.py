@@ -449,8 +449,8 @@ class Harness:
         """The profiled forward; its outputs stay for the judge's read, as a timed call's do."""
         self.settled = self.last_output = None
         inputs = self._inputs(header.get("inputs", []), fds)
-        self._seed_forward(header)
-        reply, tensors = profile_forward(self.model, inputs, self.device, self.sync, self.launch_hold_cycles)
+        reply, tensors = profile_forward(self.model, inputs, self.device, self.sync, self.launch_hold_cycles,
+                                         reseed=lambda: self._seed_forward(header))
         self.last_output, self.last_facts = tensors, [output_facts(t) for t in tensors or []]
         facts = self._exported([dict(f) for f in self.last_facts]) if header.get("export") else self.last_facts
         self.reply({**reply, "outputs": facts})
