@@ -166,7 +166,6 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
     return caps
 
 
-
 def request_totals(requests: list[dict]) -> dict[str, dict]:
     """Where the evaluation's wall time went, by request: ``{"role:cmd": {"n", "ms"}}``, largest first.
 
@@ -181,6 +180,7 @@ def request_totals(requests: list[dict]) -> dict[str, dict]:
         e["n"] += 1
         e["ms"] += float(r["ms"])
     return {k: {"n": v["n"], "ms": round(v["ms"], 1)} for k, v in sorted(out.items(), key=lambda kv: -kv[1]["ms"])}
+
 
 def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], device: str,
                  rejected: bool = False) -> dict:

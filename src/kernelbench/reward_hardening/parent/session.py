@@ -169,23 +169,17 @@ class ReferenceSession:
         if self.error:
             raise JudgeFailed(self.error, self.oom)
         assert self.drv is not None
+        self.drv.log = self.request_log
         try:
             reply, fds = self.drv.request(phase, header)
         except PhaseFailed as exc:
-            self._log_request()
             kind = getattr(self.drv, "last_kind", "crash")
             self.fail(f"judge {phase}: {kind}: {exc}", oom=kind == "memory")
-        self._log_request()
         if not reply.get("ok"):
             close_fds(fds)
             self.fail(f"judge {phase}: {reply.get('error', 'failed')}", oom=bool(reply.get("oom")),
                       evaluator=bool(reply.get("evaluator_fault")))
         return reply, fds
-
-    def _log_request(self) -> None:
-        last = getattr(self.drv, "last", None)
-        if self.request_log is not None and last is not None:
-            self.request_log.append(last)
 
     def fail(self, message: str, oom: bool = False, evaluator: bool = False) -> None:
         self.error, self.oom = message, oom

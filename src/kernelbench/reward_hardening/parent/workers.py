@@ -130,14 +130,17 @@ class Driver:
 
     def __init__(self, role: str, handle: WorkerHandle, ev: Evidence | None, timeout: float):
         self.role, self.handle, self.ev, self.timeout = role, handle, ev, timeout
+        # where each timed request goes: the candidate's Evidence, or (the judge, whose worker
+        # outlives a sample) the list its session points at the current sample's Evidence
+        self.log: list[dict] | None = ev.requests if ev is not None else None
 
     def request(self, phase: str, header: dict, fds: list[int] | None = None,
                 timeout: float | None = None) -> tuple[dict, list[int]]:
         # every request is timed by the parent (RH-61 compares those that move output bytes
         # with a plain copy of their size)
         self.last = {"phase": phase, "cmd": header.get("cmd"), "role": self.role, "ms": None}
-        if self.ev is not None:
-            self.ev.requests.append(self.last)
+        if self.log is not None:
+            self.log.append(self.last)
         t0 = time.monotonic_ns()
         try:
             self.handle.send_message(header, fds)
