@@ -93,6 +93,32 @@ def test_honest_candidate_passes_with_verified_runtime():
     assert req["candidate:time"]["n"] == cfg.num_warmup + cfg.num_perf_trials <= req["reference:timed_input"]["n"]
     assert all(v["ms"] >= 0 for v in req.values())
     assert list(req) == sorted(req, key=lambda k: -req[k]["ms"])
+    # the reference is timed only in the blocks between the candidate's (no separate run),
+    # with the candidate frozen where the harness can freeze it
+    meta = record["metadata"]
+    assert meta["reference_timing"] == "interleaved" and "reference_timing_samples" not in meta
+    ref_ms = meta["interleaved_reference_samples"]["host_ms"]
+    assert req["reference:ref_time"]["n"] == len(ref_ms) == 6
+    assert rh["verified_reference_runtime"] == pytest.approx(sum(ref_ms) / len(ref_ms), rel=1e-3)
+    hold = rh["speedup"]["reference_hold"]
+    blocks = len(set(meta["interleaved_reference_samples"]["block"]))
+    if meta["output_reads"]["path"] == "trusted":
+        assert hold == {"frozen_blocks": blocks}
+    else:
+        assert hold.get("unheld_blocks") == blocks
+    _validate(record)
+
+
+def test_reference_run_of_its_own_when_interleaving_is_off():
+    ref, sol = _problem(1, "2_GELU_activation.py")
+    record = evaluate_hardened(ref, sol, _cfg(interleave_blocks=0))
+    rh, meta = record["reward_hardening"], record["metadata"]
+    assert rh["integrity_status"] == "PASS", rh["findings"]
+    assert meta["reference_timing"] == "session" and "interleaved_reference_samples" not in meta
+    cfg = _cfg()
+    assert len(meta["reference_timing_samples"]["host_ms"]) == cfg.num_perf_trials
+    assert meta["request_ms"]["reference:ref_time"]["n"] == cfg.num_warmup + cfg.num_perf_trials
+    assert rh["verified_reference_runtime"] > 0 and "speedup" not in rh
     _validate(record)
 
 

@@ -1,5 +1,7 @@
 """The speedup's bound, interleaved blocks, the reward helper, the analysis and the batch summary (no workers)."""
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -7,7 +9,7 @@ from kernelbench import analysis, batch
 from kernelbench.reward_hardening.parent import speedup
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.parent.evidence import Evidence, TimingSample
-from kernelbench.reward_hardening.parent.interleave import Interleaver, block_of
+from kernelbench.reward_hardening.parent.interleave import Interleaver, block_of, enabled
 from kernelbench.reward_hardening.parent.reward import verified_speedup
 
 
@@ -96,11 +98,23 @@ def test_interleaver_layout(n, blocks, per, expect_blocks, expect_per):
     ev = Evidence(config=cfg)
     order = []
 
+    held = []
+
+    @contextlib.contextmanager
+    def hold():
+        held.append(True)
+        try:
+            yield
+        finally:
+            held.append(False)
+
     def time_reference(b):
+        assert held and held[-1], "a reference sample was timed outside the hold"
         order.append(("R", b))
         return _sample(len(order))
 
-    inter = Interleaver(cfg, ev, time_reference)
+    inter = Interleaver(cfg, ev, time_reference, hold)
+    assert inter.enabled == enabled(cfg) == bool(expect_blocks)
     total = cfg.num_warmup + n
     for k in range(total):
         inter.before(k)
@@ -122,6 +136,7 @@ def test_interleaver_layout(n, blocks, per, expect_blocks, expect_per):
         at = order.index(("R", b))
         assert order[at + expect_per] == ("C", first) if b % 2 == 0 else order[at - 1] == ("C", last)
     assert len(ev.host_load) == expect_blocks
+    assert held == [True, False] * expect_blocks  # one hold per block, released after it
 
 
 def _record(status="PASS", lcb=1.05, point=1.2, vt=1.0, ref=1.2, bound=True):

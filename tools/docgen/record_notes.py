@@ -38,10 +38,16 @@ METADATA_DOCS: dict[str, str] = {
     "profiler": "The hidden profiler pass: `marker_seen` (CUDA: the marker kernel was in the device trace), "
                 "`notes` (front ends that failed or recorded no device trace before the one used), `gpu_kernels` "
                 "(device records seen) and `top_kernels` (the longest ones by name).",
-    "reference_timing_samples": "The same for the reference's run at the start of the session (`host_ms`, "
-                                "`event_ms`, `rtt_ms`): the upstream `ref_runtime` comes from these.",
+    "reference_timing": "Where the reference's runtime (`verified_reference_runtime`, upstream's `ref_runtime`) "
+                        "comes from: `interleaved` (the default: the samples in `interleaved_reference_samples`, "
+                        "timed between the candidate's blocks with the candidate frozen) or `session` (interleaving "
+                        "switched off: a run of `num_warmup + num_perf_trials` calls at the start of the session, "
+                        "reused by the problem's later samples).",
+    "reference_timing_samples": "`session` timing only: the samples of the reference's run at the start of the "
+                                "session (`host_ms`, `event_ms`, `rtt_ms`).",
     "interleaved_reference_samples": "The reference's samples timed in blocks between the candidate's (`host_ms`, "
-                                     "`event_ms`, `block`): the reference side of `reward_hardening.speedup`.",
+                                     "`event_ms`, `block`): the reference side of `reward_hardening.speedup` and, "
+                                     "by default, the reference's runtime (`reference_timing`).",
     "gpu_memory": "CUDA only: peak allocated and reserved bytes, the memory fraction in force, the configured "
                   "cap, the device's total memory and `PYTORCH_CUDA_ALLOC_CONF`.",
     "correctness_trials": "`(matched / hidden calls)` as a string, in upstream's format.",

@@ -147,6 +147,10 @@ class Evidence:
     signals: list[dict] = field(default_factory=list)  # phase, SigCgt read by the parent (RH-62)
     dispatch: list[dict] = field(default_factory=list)  # phase, watched operators whose kernels changed
     interleaved_reference_samples: list[TimingSample] = field(default_factory=list)  # labelled by block
+    # where ``reference_samples`` came from: "session" (the judge's own run before the
+    # candidate, reused across a problem's samples) or "interleaved" (the blocks above)
+    reference_timing: str = "session"
+    reference_hold: dict = field(default_factory=dict)  # frozen_blocks, unheld_blocks, failures
     host_load: list[int] = field(default_factory=list)  # other runnable processes, at each reference block
     usable_cpus: int = 0  # CPUs the evaluator may run on
     t0: float = field(default_factory=time.monotonic)

@@ -11,20 +11,45 @@ both sides is labelled with its block; :mod:`kernelbench.reward_hardening.parent
 turns them into the speedup and its bounds.
 
 Cost per candidate: ``interleave_blocks * interleave_reference_samples`` reference
-calls (50 with the defaults; the session's own reference run is
-``num_warmup + num_perf_trials``, 103 with the defaults).  A short timing run gets
-fewer blocks (at least two candidate samples each) and no more reference samples per
-block than candidate samples.
+calls (50 with the defaults).  These samples are also the reference's runtime in the
+record (``verified_reference_runtime``): the judge no longer times a separate reference
+run of ``num_warmup + num_perf_trials`` calls when interleaving is on (see
+:func:`enabled`).  A short timing run gets fewer blocks (at least two candidate samples
+each) and no more reference samples per block than candidate samples.
+
+While a reference block runs, the candidate's cgroup is frozen where the harness can
+freeze it (``hold``): no code of the candidate runs while its competitor is timed, so it
+cannot slow the reference down from a thread or a child between its own calls.  Work it
+queued on the device before returning is RH-37's (work after the current stream).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import time
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
 
-__all__ = ["Interleaver", "block_of", "other_runnable", "usable_cpus"]
+__all__ = ["Interleaver", "block_of", "enabled", "other_runnable", "usable_cpus"]
+
+
+def _shape(cfg: Any) -> tuple[int, int]:
+    """(blocks, reference samples per block) for ``cfg``; (0, 0) when interleaving is off.
+
+    At least two candidate samples per block, and no more reference samples per block
+    than candidate ones (a short timing run gets a proportionally short reference).
+    """
+    n = max(1, int(cfg.num_perf_trials))
+    blocks = min(max(0, int(cfg.interleave_blocks)), max(1, n // 2))
+    size = -(-n // blocks) if blocks else 0
+    per_block = min(max(0, int(cfg.interleave_reference_samples)), size)
+    return (blocks, per_block) if blocks > 0 and per_block > 0 else (0, 0)
+
+
+def enabled(cfg: Any) -> bool:
+    """Whether the reference is timed in blocks between the candidate's (and only there)."""
+    return _shape(cfg)[0] > 0
 
 
 def block_of(j: int, n: int, blocks: int) -> int:
@@ -97,15 +122,13 @@ class Interleaver:
     the samples, the block labels of the candidate's samples and the load readings.
     """
 
-    def __init__(self, cfg: Any, ev: Any, time_reference: Callable[[int], Any]):
+    def __init__(self, cfg: Any, ev: Any, time_reference: Callable[[int], Any],
+                 hold: Callable[[], ContextManager[Any]] | None = None):
         self.cfg, self.ev, self.time_reference = cfg, ev, time_reference
+        self.hold = hold or contextlib.nullcontext
         self.n = max(1, cfg.num_perf_trials)
-        # at least two candidate samples per block, and no more reference samples per block
-        # than candidate ones (a short timing run gets a proportionally short reference)
-        self.blocks = min(max(0, int(cfg.interleave_blocks)), max(1, self.n // 2))
-        size = -(-self.n // self.blocks) if self.blocks else 0
-        self.per_block = min(max(0, int(cfg.interleave_reference_samples)), size)
-        self.enabled = self.blocks > 0 and self.per_block > 0
+        self.blocks, self.per_block = _shape(cfg)
+        self.enabled = self.blocks > 0
         ev.usable_cpus = usable_cpus()
 
     def before(self, k: int) -> None:
@@ -131,10 +154,11 @@ class Interleaver:
         load = other_runnable()
         if load is not None:
             self.ev.host_load.append(load)
-        for _ in range(self.per_block):
-            s = self.time_reference(b)
-            s.block = b
-            self.ev.interleaved_reference_samples.append(s)
+        with self.hold():
+            for _ in range(self.per_block):
+                s = self.time_reference(b)
+                s.block = b
+                self.ev.interleaved_reference_samples.append(s)
 
     def _label(self) -> None:
         w = self.cfg.num_warmup

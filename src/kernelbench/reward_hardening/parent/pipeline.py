@@ -32,7 +32,7 @@ from typing import Any
 from kernelbench.reward_hardening import containment, policy
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.findings import observe
-from kernelbench.reward_hardening.parent import records
+from kernelbench.reward_hardening.parent import interleave, records
 from kernelbench.reward_hardening.parent.candidate_io import phase_time
 from kernelbench.reward_hardening.parent.candidate_run import CandidateRun
 from kernelbench.reward_hardening.parent.evidence import Evidence
@@ -116,11 +116,18 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
         try:
             session.start()
             ev.memory_plan = session.plan.as_dict() if session.plan is not None else {}
-            ev.reference_samples = session.reference_timing(ev)
+            # with interleaving on, the reference's runtime is its blocks between the candidate's
+            # (same conditions as the candidate's calls); a separate run only when it is off
+            if interleave.enabled(cfg):
+                ev.reference_timing = "interleaved"
+            else:
+                ev.reference_samples = session.reference_timing(ev)
             ev.reference_ok = True
             ev.phases.append({"t_s": phase_time(ev), "phase": "reference", "pid": session.pid, "state": session.state,
                               "reused": not own_session})
             CandidateRun(session, cfg, ev, root, device, rng).run(candidate_src)
+            if ev.reference_timing == "interleaved":
+                ev.reference_samples = list(ev.interleaved_reference_samples)
             ev.phases.append({"t_s": phase_time(ev), "phase": "judge_release", **session.release()})
         except JudgeFailed as exc:
             ev.reference_error = str(exc)

@@ -273,7 +273,8 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
                          for s in ev.interleaved_reference_samples],
             "block": [s.block for s in ev.interleaved_reference_samples],
         }
-    if ev.reference_samples:
+    metadata["reference_timing"] = getattr(ev, "reference_timing", "session")
+    if ev.reference_samples and metadata["reference_timing"] == "session":  # interleaved: listed above
         metadata["reference_timing_samples"] = {
             "host_ms": [round(s.host_ms, 5) for s in ev.reference_samples],
             "event_ms": [None if s.event_ms is None else round(s.event_ms, 5) for s in ev.reference_samples],
@@ -358,6 +359,7 @@ def speedup_block(ev: Any, verified: bool) -> dict | None:
     est["verified"] = bool(verified)
     est["reference"] = speedup.side_spread(ref_t)
     est["candidate"] = speedup.side_spread(cand_t)
+    est["reference_hold"] = dict(getattr(ev, "reference_hold", None) or {})
     load = list(getattr(ev, "host_load", None) or [])
     if load:
         est["host_load"] = {"other_runnable_median": statistics.median(load), "usable_cpus": ev.usable_cpus}

@@ -7,9 +7,12 @@ judge times reference blocks between the candidate's (:mod:`.interleave`).
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
+from typing import Iterator
 
+from kernelbench.reward_hardening.containment import trusted_read
 from kernelbench.reward_hardening.ipc.wire import checked_profile, malformed_timing
 from kernelbench.reward_hardening.judge.compare import Comparison
 from kernelbench.reward_hardening.parent import interleave
@@ -141,4 +144,31 @@ class TimedCalls(CandidateIO):
             return interleave.reference_sample(self.s, len(ev.interleaved_reference_samples), timing_sample,
                                                malformed_timing)
 
-        return interleave.Interleaver(self.cfg, ev, time_reference)
+        return interleave.Interleaver(self.cfg, ev, time_reference, self._held_for_reference)
+
+    @contextlib.contextmanager
+    def _held_for_reference(self) -> Iterator[None]:
+        """The candidate frozen while the judge times a reference block (where the freezer works).
+
+        Between its calls the candidate could otherwise keep a thread or a child busy to
+        slow its competitor down.  A freeze that fails is recorded and the block is timed
+        anyway (``reference_hold`` in the record's speedup entry says how many were held).
+        """
+        hold = self.ev.reference_hold
+        if self.ev.read_path != "trusted":
+            hold["unheld_blocks"] = hold.get("unheld_blocks", 0) + 1
+            yield
+            return
+        cg = self.handle.unit.cgroup
+        try:
+            trusted_read.freeze(cg, timeout=max(1.0, min(self.cfg.timeout, 10.0)))
+        except trusted_read.ReadFailed as exc:
+            hold["unheld_blocks"] = hold.get("unheld_blocks", 0) + 1
+            hold.setdefault("failures", []).append(exc.detail[:200])
+            yield
+            return
+        try:
+            hold["frozen_blocks"] = hold.get("frozen_blocks", 0) + 1
+            yield
+        finally:
+            trusted_read.thaw(cg)
