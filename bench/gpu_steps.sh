@@ -37,7 +37,7 @@ for s in "$@"; do
              --modes "${MODES:-off,enforce}" --num-perf-trials "${TRIALS:-100}" --level "${LEVEL:-1}" \
              --ids "${IDS:?set IDS}" --batch-timeout "${BT:-270}" --work-dir "${WORK:-/tmp/kg_sweep}" \
              --out "$OUT" --name "${NAME:-l1}" ;;
-    compare) step runtime_compare python3 bench/runtime_compare.py --baseline-tree .base --runs "${RUNS:-3}" \
+    compare) step runtime_compare python3 bench/runtime_compare.py --baseline-tree .base --runs "${RUNS:-5}" \
                --out "$OUT/compare" ;;
     *) echo "unknown step $s (env, redteam, pytest, sweep, compare)" >&2; exit 2 ;;
   esac

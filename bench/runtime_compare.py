@@ -41,13 +41,20 @@ def fixture_key(label: str) -> str:
     return RENAMES.get(name, name)
 
 
-def calibrate(tree: Path, out: Path, scale: int, trials: int, timeout: float) -> dict:
-    """One ``calibrate`` stage of ``tree``'s own gpu_validation.py in a fresh process; fixture -> row."""
+def calibrate(tree: Path, out: Path, scale: int, trials: int, timeout: float,
+              only: list[str] | None = None) -> dict:
+    """One ``calibrate`` stage of ``tree``'s own gpu_validation.py in a fresh process; fixture -> row.
+
+    ``only``: fixture ids to evaluate (the ones the other tree has), so neither side
+    spends the call's time on fixtures nothing is compared with.
+    """
     out.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(tree / "src"), *filter(None, [env.get("PYTHONPATH")])])
     cmd = [sys.executable, str(tree / "bench" / "gpu_validation.py"), "--out", str(out), "--stages", "calibrate",
            "--only-fixtures", "--scales", str(scale), "--trials", str(trials)]
+    if only:
+        cmd += ["--candidates", ",".join(only)]
     t = time.time()
     with open(out / "calibrate.log", "w") as log:
         rc = subprocess.run(cmd, cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=timeout).returncode
@@ -56,6 +63,13 @@ def calibrate(tree: Path, out: Path, scale: int, trials: int, timeout: float) ->
     print(f"[compare] {tree.name or tree}: {len(rows)} fixtures in {time.time() - t:.0f} s (rc {rc})", flush=True)
     return {fixture_key(r["candidate"]): {"status": r["status"], "verified_ms": r["verified_ms"],
                                          "wall_s": r.get("wall_s")} for r in rows}
+
+
+def spread(values: list[float]) -> float | None:
+    """(max - min) / median of one side's runs (``None`` with fewer than two)."""
+    if len(values) < 2:
+        return None
+    return round((max(values) - min(values)) / statistics.median(values), 4)
 
 
 def compare(old_runs: list[dict], new_runs: list[dict], tolerance: float) -> tuple[list[dict], bool]:
@@ -67,7 +81,10 @@ def compare(old_runs: list[dict], new_runs: list[dict], tolerance: float) -> tup
         if not old:
             continue  # not verified before either: nothing to hold the new side to
         row = {"fixture": key, "old_ms": old, "new_ms": new, "old_median_ms": statistics.median(old),
-               "new_median_ms": statistics.median(new) if new else None}
+               "new_median_ms": statistics.median(new) if new else None,
+               # run-to-run spread of each side, (max - min) / median: a side whose own spread
+               # is above the tolerance cannot resolve it with this many runs
+               "old_spread": spread(old), "new_spread": spread(new)}
         row["ratio"] = round(row["new_median_ms"] / row["old_median_ms"], 4) if new else None
         row["within"] = row["ratio"] is not None and abs(row["ratio"] - 1) <= tolerance
         ok &= row["within"]
@@ -92,13 +109,20 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[dict]] = {"old": [], "new": []}
     for i in range(args.runs):
         for side in (("old", "new") if i % 2 == 0 else ("new", "old")):
-            runs[side].append(calibrate(sides[side], out / f"{side}_{i}", args.scale, args.trials, args.timeout))
+            # the new tree evaluates only the fixtures the old one had (known after its first run)
+            only = sorted(runs["old"][0]) if side == "new" and runs["old"] else None
+            runs[side].append(calibrate(sides[side], out / f"{side}_{i}", args.scale, args.trials, args.timeout,
+                                        only))
     rows, ok = compare(runs["old"], runs["new"], args.tolerance)
+    def pct(v: float | None) -> str:
+        return "-" if v is None else f"{v:.1%}"
+
     print(tabulate([[r["fixture"], f"{r['old_median_ms']:.4f}",
                      "-" if r["new_median_ms"] is None else f"{r['new_median_ms']:.4f}",
-                     "-" if r["ratio"] is None else f"{r['ratio']:.3f}", "yes" if r["within"] else "NO"]
+                     "-" if r["ratio"] is None else f"{r['ratio']:.3f}", "yes" if r["within"] else "NO",
+                     pct(r["old_spread"]), pct(r["new_spread"])]
                     for r in rows], headers=["fixture", "old ms (median)", "new ms (median)", "new/old",
-                                             f"within {args.tolerance:.0%}"]))
+                                             f"within {args.tolerance:.0%}", "old spread", "new spread"]))
     (out / "runtime_compare.json").write_text(json.dumps(
         {"baseline_tree": str(base), "runs": args.runs, "scale": args.scale, "trials": args.trials,
          "tolerance": args.tolerance, "rows": rows, "all_within": ok, "raw": runs}, indent=2) + "\n")

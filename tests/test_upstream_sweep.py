@@ -384,6 +384,8 @@ def test_runtime_compare_matches_renamed_fixtures_and_holds_the_tolerance():
     rows, ok = rc.compare(old, new, 0.05)
     assert ok and [r["fixture"] for r in rows] == ["a", "b"]  # c never verified before: not held to anything
     assert rows[0]["ratio"] == 1.02 and rows[1]["ratio"] == 1.0
+    assert rows[0]["old_spread"] == 0.2 and rows[1]["new_spread"] == 0.075  # (max - min) / median per side
+    assert rc.spread([1.0]) is None
     rows, ok = rc.compare(old, [run(a=1.2, b=2.0)] * 3, 0.05)
     assert not ok and not rows[0]["within"] and rows[1]["within"]
     rows, ok = rc.compare(old, [run(b=2.0)] * 3, 0.05)  # verified before, not now: a failure
