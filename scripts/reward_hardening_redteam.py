@@ -23,8 +23,10 @@ codes and code multiset, the match and its reasons, the wall time and the full r
 per worker request, default 2.0), ``--device cpu|cuda`` (runs the fixtures of that
 device), ``--only``/``--exclude`` (comma-separated fixture ids),
 ``--disable-detector`` (repeatable), ``--num-perf-trials`` (10),
-``--num-correct-trials`` (3), ``--jobs`` (fixtures evaluated concurrently, default 1)
-and ``--list`` (print the fixture table and exit).
+``--num-correct-trials`` (3), ``--jobs`` (fixtures evaluated concurrently, default 1),
+``--fresh-judges`` (a judge per fixture; by default fixtures of one problem without
+settings of their own share one, as a batch's samples of a problem do, the four most
+recent kept) and ``--list`` (print the fixture table and exit).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import argparse
 import concurrent.futures as cf
 import os
 import sys
+import threading
 import time
 from collections import Counter
 from typing import Any
@@ -64,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-perf-trials", type=int, default=10, help="timed samples per candidate (default 10)")
     p.add_argument("--num-correct-trials", type=int, default=3, help="hidden correctness inputs (default 3)")
     p.add_argument("--jobs", type=int, default=1, help="fixtures evaluated concurrently (default 1)")
+    p.add_argument("--fresh-judges", action="store_true",
+                   help="start a judge for every fixture (default: fixtures of one problem share a judge, as a "
+                        "batch's samples do, one set of judges per concurrent job)")
     p.add_argument("--list", action="store_true", help="print the selected fixtures and exit")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -86,8 +92,13 @@ def _validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None
 
 
 # --------------------------------------------------------------------------- running
-def run_fixture(fixture: Any, args: argparse.Namespace) -> dict:
-    """Evaluate one fixture; never raises (an evaluator exception is a mismatch)."""
+def run_fixture(fixture: Any, args: argparse.Namespace, judges: Any = None) -> dict:
+    """Evaluate one fixture; never raises (an evaluator exception is a mismatch).
+
+    ``judges`` (a :class:`~kernelbench.reward_hardening.parent.batch.SessionCache`): the
+    fixture's problem reuses a judge started for an earlier fixture, as a batch's samples
+    of one problem do; a fixture with settings of its own always gets a fresh judge.
+    """
     from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
     from kernelbench.reward_hardening.fixtures import (
         fixture_source,
@@ -113,7 +124,9 @@ def run_fixture(fixture: Any, args: argparse.Namespace) -> dict:
                               # persistent per-source build dir: CUDA extensions build once
                               build_dir=default_build_dir(fixture_source(fixture)),
                               **settings)
-        record = evaluate_hardened(problem_source(fixture), fixture_source(fixture), cfg)
+        reference = problem_source(fixture)
+        session = judges.get(reference, cfg, cfg.device) if judges is not None and not fixture.config else None
+        record = evaluate_hardened(reference, fixture_source(fixture), cfg, session=session)
     except Exception as exc:  # the suite reports evaluator exceptions instead of dying
         import traceback
 
@@ -283,6 +296,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[red-team] built {len(built)} extension fixture(s) in parallel in {time.monotonic() - t0:.0f} s "
               f"({sum(1 for r in built.values() if r.get('ok'))} ok)", flush=True)
     results: dict[str, dict] = {}
+    # judges kept across fixtures of one problem, one cache per thread (a judge serves one
+    # evaluation at a time)
+    local, caches = threading.local(), []
+
+    def judges() -> Any:
+        if args.fresh_judges:
+            return None
+        if getattr(local, "cache", None) is None:
+            from kernelbench.reward_hardening.parent.batch import SessionCache
+
+            local.cache = SessionCache(4)
+            caches.append(local.cache)
+        return local.cache
+
+    def run(f: Any) -> dict:
+        return run_fixture(f, args, judges())
     print(header(), flush=True)
     bar = tqdm(total=len(fixtures), desc="red-team", unit="fixture", disable=args.no_progress or not fixtures,
                file=sys.stderr, dynamic_ncols=True)
@@ -290,13 +319,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.jobs == 1:
             for f in fixtures:
                 bar.set_postfix_str(f.id)
-                r = run_fixture(f, args)
+                r = run(f)
                 results[f.id] = r
                 tqdm.write(table_row(r), file=sys.stdout)
                 bar.update(1)
         else:
             with cf.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-                futs = {pool.submit(run_fixture, f, args): f for f in fixtures}
+                futs = {pool.submit(run, f): f for f in fixtures}
                 for fut in cf.as_completed(futs):
                     r = fut.result()
                     results[r["id"]] = r
@@ -304,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
                     bar.update(1)
     finally:
         bar.close()
+        for cache in caches:
+            cache.close()
     ordered = [results[f.id] for f in fixtures if f.id in results]
     wall = time.monotonic() - t0
     summary = summarise(ordered, args, wall)

@@ -87,3 +87,25 @@ def test_memory_hungry_candidate_costs_only_its_own_record(tmp_path):
     reused = [p for pid, rs in data.items() for r in rs for p in r["metadata"]["reward_hardening_phases"]
               if p["phase"] == "reference" and r["sample_id"] == 1]
     assert reused and all(p["reused"] for p in reused)
+    firsts = [p for pid, rs in data.items() for r in rs for p in r["metadata"]["reward_hardening_phases"]
+              if p["phase"] == "reference" and r["sample_id"] == 0]
+    assert firsts and not any(p["reused"] for p in firsts)  # each problem's first sample started its judge
+
+
+def test_session_cache_reuses_by_key_replaces_dead_judges_and_closes_the_oldest():
+    from kernelbench.reward_hardening.config import HardeningConfig
+    from kernelbench.reward_hardening.parent.batch import SessionCache
+
+    cfg = HardeningConfig(device="cpu")
+    cache = SessionCache(2)
+    a = cache.get("ref_a", cfg, "cpu")
+    assert cache.get("ref_a", cfg, "cpu") is a  # same reference, configuration and device: same judge
+    assert cache.get("ref_a", HardeningConfig(device="cpu", allow_tf32=True), "cpu") is not a  # another key
+    b = cache.get("ref_b", cfg, "cpu")
+    assert len(cache.sessions) == 2 and a not in cache.sessions.values()  # the oldest was pushed out ...
+    assert not Path(a.root).exists()  # ... and closed
+    b.error = "judge died"  # a failed judge is never handed out again
+    fresh = cache.get("ref_b", cfg, "cpu")
+    assert fresh is not b and fresh.alive and not Path(b.root).exists()
+    cache.close()
+    assert not cache.sessions and not Path(fresh.root).exists()

@@ -343,6 +343,27 @@ def test_disable_detector_on_the_command_line_reaches_the_output(tmp_path):
     assert r["match"] is False and "RH-02" not in r["observed"]["codes"]
 
 
+def test_fixtures_of_one_problem_share_a_judge_unless_asked_not_to(tmp_path):
+    import reward_hardening_redteam as rt
+
+    by_problem: dict = {}
+    for f in select(device="cpu"):
+        if not f.config and f.expected_status == "PASS":
+            by_problem.setdefault(f.problem, []).append(f.id)
+    pair = next(ids[:2] for ids in by_problem.values() if len(ids) >= 2)
+
+    def reused(extra):
+        out = tmp_path / f"shared{len(extra)}.json"
+        assert rt.main(["--only", ",".join(pair), "--timeout", "5", "--output", str(out), "--no-progress",
+                        *extra]) == 0
+        data = json.loads(out.read_text())["fixtures"]
+        return [next(p for p in data[i]["record"]["metadata"]["reward_hardening_phases"]
+                     if p["phase"] == "reference")["reused"] for i in pair]
+
+    assert reused([]) == [False, True]  # the second fixture's judge is the first one's, as in a batch
+    assert reused(["--fresh-judges"]) == [False, False]
+
+
 # --------------------------------------------------------------------------- (d) hidden data stays hidden
 @pytest.mark.slow
 def test_hidden_data_probe_learned_nothing(full_run):

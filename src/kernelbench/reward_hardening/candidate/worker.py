@@ -44,6 +44,7 @@ reference-only command.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import sys
@@ -103,6 +104,7 @@ from kernelbench.reward_hardening.candidate.profiling import profile_forward
 __all__ = ["Harness", "MARKER_KERNEL", "exact_outputs", "split_marker", "worker_main"]
 
 _manual_seed = torch.manual_seed  # bound before any candidate code runs
+_gc_collect, _gc_freeze = gc.collect, gc.freeze
 
 # The harness's own helpers whose identity is checked after every phase (RH-23).
 _HARNESS_NAMES = ("_monotonic_ns", "_perf_counter_ns", "_cuda_sync", "_Event", "_copy", "_data_ptr",
@@ -193,6 +195,10 @@ class Harness:
                          "pid": os.getpid(), "dispatch": dispatch_changes()}
         if self.device.type == "cuda":
             self.baseline["l2"] = l2_persistence_state(torch.cuda.current_stream(self.device).cuda_stream)
+        # everything alive now (torch, the harness) is moved out of the collector's reach: the
+        # full collection that lets go of the lent tensors at exit then scans only what was
+        # made since (measured on the CPU: 190 ms with torch's objects, a few ms without)
+        _gc_freeze()
         self.reply({"event": "ready", **self.baseline})
         handlers = {name: getattr(self, f"cmd_{name}") for name in CANDIDATE_COMMANDS}
         while True:
@@ -232,9 +238,7 @@ class Harness:
         """Drop every lent tensor before exiting (CUDA: the judge gets its memory back only then)."""
         self.kept, self.kept_bytes = [], 0
         self.last_output = self.pending = self.settled = self.export_probe = None
-        import gc
-
-        gc.collect()
+        _gc_collect()
         self.sync()
 
     def _exported(self, facts: list[dict]) -> list[dict]:

@@ -1,8 +1,9 @@
 """Hardened evaluation of batch samples (used by ``eval_from_generations``).
 
 The evaluator keeps one :class:`~kernelbench.reward_hardening.parent.pipeline.ReferenceSession`
-per batch thread: consecutive samples of the same problem reuse the judge (the loaded
-reference and its measured timing) instead of starting and timing the reference again.
+per batch thread (a :class:`SessionCache` of one): consecutive samples of the same problem
+reuse the judge (the loaded reference, its memory plan and copy rate) instead of
+starting it again.
 A new problem, another configuration or a judge that failed starts a fresh session.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
@@ -17,7 +19,44 @@ from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.parent.pipeline import ReferenceSession, evaluate_hardened
 from kernelbench.reward_hardening.parent.records import evaluator_error_record, load_failed_record
 
-__all__ = ["hardened_evaluator"]
+__all__ = ["SessionCache", "hardened_evaluator"]
+
+
+class SessionCache:
+    """Judges kept for reuse, keyed by reference, judge configuration and device (the ``size`` most recent).
+
+    A batch thread keeps one (consecutive samples of a problem); the red-team suite keeps
+    a few across its fixtures.  A judge that failed is replaced; one pushed out is closed.
+    """
+
+    def __init__(self, size: int = 1):
+        self.size = max(1, int(size))
+        self.sessions: OrderedDict[tuple, ReferenceSession] = OrderedDict()
+
+    def get(self, ref_code: str, hcfg: HardeningConfig, device: str) -> ReferenceSession | None:
+        """The session to evaluate with, or ``None`` (CUDA unavailable: the pipeline answers UNSUPPORTED)."""
+        if device.startswith("cuda"):
+            import torch
+
+            if not torch.cuda.is_available():
+                return None
+            device = "cuda:0" if device == "cuda" else device
+        key = ReferenceSession.key_for(ref_code, hcfg, device)
+        current = self.sessions.pop(key, None)
+        if current is not None and not current.alive:
+            current.close()
+            current = None
+        if current is None:
+            current = ReferenceSession(ref_code, hcfg, device)
+        self.sessions[key] = current
+        while len(self.sessions) > self.size:
+            self.sessions.popitem(last=False)[1].close()
+        return current
+
+    def close(self) -> None:
+        for s in self.sessions.values():
+            s.close()
+        self.sessions.clear()
 
 
 def hardened_evaluator(cfg: Any, prebuild_failures: dict | None = None) -> Callable:
@@ -30,27 +69,16 @@ def hardened_evaluator(cfg: Any, prebuild_failures: dict | None = None) -> Calla
     """
     failures = dict(prebuild_failures or {})
     local = threading.local()
-    opened: list[ReferenceSession] = []
+    caches: list[SessionCache] = []
     lock = threading.Lock()
 
     def session_for(ref_code: str, hcfg: HardeningConfig, device: str) -> ReferenceSession | None:
-        if device.startswith("cuda"):
-            import torch
-
-            if not torch.cuda.is_available():
-                return None  # evaluate_hardened answers UNSUPPORTED without a session
-            device = "cuda:0" if device == "cuda" else device
-        key = ReferenceSession.key_for(ref_code, hcfg, device)
-        current: ReferenceSession | None = getattr(local, "session", None)
-        if current is not None and (current.key != key or not current.alive):
-            current.close()
-            current = None
-        if current is None:
-            current = ReferenceSession(ref_code, hcfg, device)
+        cache: SessionCache | None = getattr(local, "cache", None)
+        if cache is None:
+            cache = local.cache = SessionCache(1)
             with lock:
-                opened.append(current)
-            local.session = current
-        return current
+                caches.append(cache)
+        return cache.get(ref_code, hcfg, device)
 
     def evaluate(item, device: str, build_dir: str) -> dict:
         hcfg = HardeningConfig.from_script_config(cfg, device=device, build_dir=str(Path(build_dir) / "build"))
@@ -68,9 +96,9 @@ def hardened_evaluator(cfg: Any, prebuild_failures: dict | None = None) -> Calla
 
     def close() -> None:
         with lock:
-            for s in opened:
-                s.close()
-            opened.clear()
+            for c in caches:
+                c.close()
+            caches.clear()
 
     evaluate.close = close  # type: ignore[attr-defined]
     atexit.register(close)

@@ -113,6 +113,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
     rng = random.Random(secrets.randbits(64))
     try:
         session.request_log = ev.judge_requests  # this sample's judge requests, timed (record: request_ms)
+        reused = session.started  # started by an earlier sample (a batch's, the red team's)
         try:
             session.start()
             ev.memory_plan = session.plan.as_dict() if session.plan is not None else {}
@@ -124,7 +125,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
                 ev.reference_samples = session.reference_timing(ev)
             ev.reference_ok = True
             ev.phases.append({"t_s": phase_time(ev), "phase": "reference", "pid": session.pid, "state": session.state,
-                              "reused": not own_session})
+                              "reused": reused})
             CandidateRun(session, cfg, ev, root, device, rng).run(candidate_src)
             if ev.reference_timing == "interleaved":
                 ev.reference_samples = list(ev.interleaved_reference_samples)

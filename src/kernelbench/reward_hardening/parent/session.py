@@ -39,8 +39,9 @@ RETAIN_LIMIT_BYTES = 256 << 20
 class ReferenceSession:
     """One judge worker for one reference program on one device.
 
-    Reused for every sample of a problem in a batch: the reference is loaded once and
-    timed once (:attr:`reference_samples`); each candidate then gets new hidden seeds.
+    Reused for every sample of a problem in a batch: the reference is loaded once (and,
+    with interleaving off, timed once: :attr:`reference_samples`); each candidate then
+    gets new hidden seeds and, by default, its own interleaved reference samples.
     A session whose judge failed is closed and must not be reused (:attr:`alive`).
     """
 
