@@ -38,11 +38,13 @@ def timing_inconsistent(ev):
         Replacing the harness's captured clock with one that runs 100 times slower.
 
     Known limits
-        Both sides are summarised by their median, and the allowance grows with the
-        reference's own spread (MAD), so one lucky reference sample on a loaded machine
-        does not set the bar.  Hidden work must show in at least half of the samples
-        to move the candidate's median; hidden in fewer, it can lower the mean runtime
-        by less than 2x.  The finding needs the excess to exceed the scheduler slack,
+        The reference is summarised by its median, the candidate by its lower median
+        (with an even number of samples the lower of the two middle ones: with two
+        samples, the smaller), and the allowance grows with the reference's own spread
+        (MAD), so neither one lucky reference sample nor one candidate sample delayed
+        by the scheduler on a loaded machine sets the outcome.  Hidden work must show
+        in more than half of the samples to move the candidate's lower median; hidden
+        in fewer, it can lower the mean runtime by less than 2x.  The finding needs the excess to exceed the scheduler slack,
         twice the reported time (hidden work that would fake at least a 3x speedup)
         and three reference MADs, and the candidate's median to be
         ``timing_overhead_factor`` times the reference's.  The spread comes from the
@@ -59,7 +61,7 @@ def timing_inconsistent(ev):
     if ev.reference_samples:
         cand_ov = _overheads(ev.samples)
         ref_ov = _overheads(ev.reference_samples)
-        cand = statistics.median(cand_ov)
+        cand = statistics.median_low(cand_ov)
         ref = max(statistics.median(ref_ov), 0.0)
         ref_mad = _mad(ref_ov, statistics.median(ref_ov))
         host = statistics.median(s.host_ms for s in ev.samples)
