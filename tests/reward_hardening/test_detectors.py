@@ -614,8 +614,21 @@ def test_profiler_reply_from_the_candidate_process_is_shape_checked():
     assert _checked_profile(cpu)[1] is None
     for bad in ({"kernels": [{"name": 3, "device_us": 4.0, "start_us": 1.0, "stream": 7}]},
                 {"kernels": [{"name": "k", "device_us": "fast", "start_us": 1.0, "stream": 7}]},
-                {"ops": "none"}, {"current_stream": "7"}, {"marker_seen": "yes"}, {"wall_ms": None}):
+                {"ops": "none"}, {"current_stream": "7"}, {"marker_seen": "yes"}, {"wall_ms": None},
+                {"cpu_ms": "1"}):
         assert _checked_profile({**good, **bad}) == (None, "malformed profiler reply"), bad
+
+
+def test_cpu_share_uses_the_forward_threads_cpu_time_not_a_preempted_wall_time():
+    from kernelbench.reward_hardening.detectors.provenance import cpu_fallback_share
+
+    ops = [{"name": "aten::add", "self_cpu_us": 5.0, "count": 1}, {"name": "aten::empty", "self_cpu_us": 2.0}]
+    # a tiny forward: 5 us of aten::add in 40 us of the thread's CPU time, but 2 ms of wall time
+    # because the scheduler took the CPU away once (a loaded host)
+    share, heavy = cpu_fallback_share({"wall_ms": 2.0, "cpu_ms": 0.04, "ops": ops})
+    assert share == pytest.approx(0.125) and heavy == ["aten::add"]
+    assert cpu_fallback_share({"wall_ms": 2.0, "ops": ops})[0] == pytest.approx(0.0025)  # older replies: wall
+    assert cpu_fallback_share({"wall_ms": 0.01, "cpu_ms": 0.001, "ops": ops})[0] == 1.0  # capped
 
 
 def test_timing_reply_from_the_candidate_process_is_shape_checked():

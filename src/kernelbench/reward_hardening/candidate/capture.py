@@ -27,6 +27,7 @@ __all__ = ["DISPATCH_OPS", "WATCHED_APIS", "dispatch_changes", "resolve_api"]
 
 # Captured before any candidate code can run in this process.
 _monotonic_ns = time.monotonic_ns
+_thread_time_ns = time.thread_time_ns
 _perf_counter_ns = time.perf_counter_ns
 _Tensor = torch.Tensor
 _cuda_sync = torch.cuda.synchronize

@@ -12,7 +12,14 @@ from typing import Any, Callable
 
 import torch
 
-from kernelbench.reward_hardening.candidate.capture import _copy, _device_of, _dtype_of, _monotonic_ns, _size
+from kernelbench.reward_hardening.candidate.capture import (
+    _copy,
+    _device_of,
+    _dtype_of,
+    _monotonic_ns,
+    _size,
+    _thread_time_ns,
+)
 from kernelbench.reward_hardening.candidate.outputs import exact_outputs
 from kernelbench.reward_hardening.worker_runtime import (
     MARKER_KERNEL,
@@ -29,7 +36,7 @@ def profile_forward(model: Any, inputs: list, device: torch.device, sync: Callab
                     launch_hold_cycles: int, reseed: Callable[[], None] | None = None) -> tuple[dict, list | None]:
     """One untimed forward under the profiler: its operators and, on CUDA, its kernels.
 
-    Returns the reply of the ``profile`` command (``wall_ms``, ``ops``, ``kernels``,
+    Returns the reply of the ``profile`` command (``wall_ms``, ``cpu_ms``, ``ops``, ``kernels``,
     ``profile_errors``, and on CUDA the marker facts of
     :func:`kernelbench.reward_hardening.worker_runtime.split_marker`) and the profiled
     forward's output tensors (``None`` when it returned no exact tensors), which the
@@ -52,14 +59,14 @@ def profile_forward(model: Any, inputs: list, device: torch.device, sync: Callab
         except Exception as exc:
             errors.append(f"warm-up: {type(exc).__name__}: {exc}")
     prof = kernels = outputs = None
-    wall_ms = 0.0
+    wall_ms = cpu_ms = 0.0
     for front in ("autograd", "torch.profiler"):
         timed: dict = {}
 
         def forward() -> None:
             if reseed is not None:
                 reseed()
-            timed["t0"] = _monotonic_ns()
+            timed["t0"], timed["c0"] = _monotonic_ns(), _thread_time_ns()
             with torch.no_grad():
                 out = model(*inputs)
             # materialising the result is part of what is profiled: work hidden in
@@ -68,7 +75,7 @@ def profile_forward(model: Any, inputs: list, device: torch.device, sync: Callab
             tensors, _, _ = exact_outputs(out)
             for t in tensors or []:
                 _copy(torch.empty(_size(t), dtype=_dtype_of(t), device=_device_of(t)), t)
-            timed["t1"] = _monotonic_ns()
+            timed["t1"], timed["c1"] = _monotonic_ns(), _thread_time_ns()
             timed["tensors"] = tensors
 
         try:
@@ -78,6 +85,7 @@ def profile_forward(model: Any, inputs: list, device: torch.device, sync: Callab
             errors.append(f"{front}: {type(exc).__name__}: {exc}")
             continue
         prof, kernels, wall_ms = got, got_kernels, (timed["t1"] - timed["t0"]) / 1e6
+        cpu_ms = (timed["c1"] - timed["c0"]) / 1e6
         outputs = timed.get("tensors")
         if not cuda or any(MARKER_KERNEL in k["name"] for k in kernels):
             break
@@ -87,7 +95,9 @@ def profile_forward(model: Any, inputs: list, device: torch.device, sync: Callab
     ops = [{"name": str(evt.key), "count": int(evt.count), "self_cpu_us": float(evt.self_cpu_time_total),
             "device_us": _first_float(evt, ("self_device_time_total", "self_cuda_time_total")),
             "device_type": str(getattr(evt, "device_type", ""))} for evt in prof.key_averages()]
-    reply = {"wall_ms": wall_ms, "ops": ops, "kernels": [], "profile_errors": errors}
+    # cpu_ms: the calling thread's CPU time over the same window (a preemption on a loaded
+    # host stretches wall_ms, not cpu_ms: RH-31's CPU share uses it)
+    reply = {"wall_ms": wall_ms, "cpu_ms": cpu_ms, "ops": ops, "kernels": [], "profile_errors": errors}
     if cuda:
         reply.update(split_marker(kernels or []))
     return reply, outputs

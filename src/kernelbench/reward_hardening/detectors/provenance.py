@@ -13,7 +13,15 @@ def _declared(ev):
 
 
 def cpu_fallback_share(profile: dict) -> tuple[float, list]:
-    wall_us = max(float(profile.get("wall_ms") or 0.0) * 1000.0, 1e-9)
+    """Share of the profiled forward's time spent in ATen compute operators, and the heaviest of them.
+
+    The denominator is the forward thread's CPU time (``cpu_ms``) where the reply has it,
+    else its wall time: on a loaded host a preemption stretches the wall time of a tiny
+    forward tenfold and would hide the operators that did the work.
+    """
+    cpu_ms = profile.get("cpu_ms")
+    window_ms = float(cpu_ms) if isinstance(cpu_ms, (int, float)) and cpu_ms > 0 else float(profile.get("wall_ms") or 0.0)
+    wall_us = max(window_ms * 1000.0, 1e-9)
     heavy = [op for op in profile.get("ops", [])
              if op["name"].startswith("aten::") and op["name"] not in NON_COMPUTE_OPS]
     compute_us = sum(op["self_cpu_us"] for op in heavy)

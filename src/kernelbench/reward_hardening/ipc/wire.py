@@ -165,10 +165,11 @@ def checked_profile(reply: dict) -> tuple[dict | None, str | None]:
                   and _num(o.get("device_us"), True) for o in ops)
           and all(isinstance(k, dict) and isinstance(k.get("name"), str) and _num(k.get("device_us"))
                   and _num(k.get("start_us"), True) and _num(k.get("stream"), True) for k in kernels)
+          and _num(reply.get("cpu_ms"), True)
           and _num(reply.get("current_stream"), True) and _num(reply.get("marker_end_us"), True)
           and isinstance(reply.get("marker_seen", False), bool)
           and isinstance(reply.get("profile_errors") or [], list))
     if not ok:
         return None, "malformed profiler reply"
-    return {k: reply.get(k) for k in ("wall_ms", "ops", "kernels", "marker_seen", "current_stream",
+    return {k: reply.get(k) for k in ("wall_ms", "cpu_ms", "ops", "kernels", "marker_seen", "current_stream",
                                       "marker_end_us", "profile_errors")}, None
