@@ -411,6 +411,13 @@ def test_enforce_off_ratio_leaves_out_each_batch_first_sample_and_holds_median_a
     rows[1]["ratio"] = 1.6  # one problem above 1.5 breaks the goal even with the median under 1.0
     s = sweep.summarize(rows, ["off", "enforce"], 1, meas)
     assert s["median_ratio"] == 1.0 and s["ratios_over_1_5"] == [2] and s["goals"]["median_ratio_met"] is False
+    # split by kernel parity: problem 2's kernel ran 3x slower under enforce (strict fp32 against off's TF32)
+    for r, (off_ms, enf_ms) in zip(rows, [(1, 1), (1, 3), (1, 1.1), (1, 1), (1, 1), (1, 1)]):
+        r["off"]["runtime"], r["enforce"]["runtime"] = off_ms, enf_ms
+    kp = sweep.summarize(rows, ["off", "enforce"], 1, meas)["kernel_parity"]
+    assert kp["slower_kernels"] == [2] and kp["problems"] == 2 and kp["ratios_over_1_5"] == []
+    assert kp["median_ratio"] == 0.75 and kp["max_ratio"] == 1.0
+    assert sweep.kernel_ratio({"off": {"runtime": None}, "enforce": {"runtime": 2.0}}) is None
 
 
 def test_request_summary_sums_the_records_requests_largest_first():
