@@ -680,12 +680,12 @@ def expected_probes(num_correct_trials: int) -> int:
 KERNEL_PARITY = 1.2  # enforce runtime / off runtime at most this: the kernels ran alike in both modes
 
 
-def kernel_ratio(row: dict) -> float | None:
-    """The hardened runtime over off's for one problem (``None`` without both runtimes)."""
-    off, enf = (row.get("off") or {}).get("runtime"), (row.get("enforce") or {}).get("runtime")
-    if not off or not enf or off <= 0 or enf <= 0:
+def kernel_ratio(row: dict, mode: str = "enforce") -> float | None:
+    """``mode``'s runtime over off's for one problem (``None`` without both runtimes)."""
+    off, hard = (row.get("off") or {}).get("runtime"), (row.get(mode) or {}).get("runtime")
+    if not off or not hard or off <= 0 or hard <= 0:
         return None
-    return enf / off
+    return hard / off
 
 
 def first_of_batches(rows: list[dict], modes: list[str]) -> set[int]:
@@ -747,13 +747,14 @@ def summarize(rows, modes, level, meas, num_correct_trials: int = 5) -> dict:
         # the same, split by whether the kernels themselves ran as fast in both modes: enforce
         # times both sides in strict fp32, upstream's off mode lets cuDNN use TF32, so on the
         # cuDNN problems part of the wall-time ratio is the kernels', not the harness's
-        same = [r for r in both if (kernel_ratio(r) or 0) and kernel_ratio(r) <= KERNEL_PARITY]
+        kr = {r["id"]: kernel_ratio(r, main) for r in both}
+        same = [r for r in both if kr[r["id"]] is not None and kr[r["id"]] <= KERNEL_PARITY]
         s["kernel_parity"] = {
             "limit": KERNEL_PARITY, "problems": len(same),
             "median_ratio": _median(r["ratio"] for r in same),
             "max_ratio": max((r["ratio"] for r in same if r.get("ratio") is not None), default=None),
             "ratios_over_1_5": sorted(r["id"] for r in same if (r.get("ratio") or 0) > 1.5),
-            "slower_kernels": sorted(r["id"] for r in both if (kernel_ratio(r) or 0) > KERNEL_PARITY)}
+            "slower_kernels": sorted(i for i, v in kr.items() if v is not None and v > KERNEL_PARITY)}
     if main != "off":
         # every PASS with each planned probe judged, or skipped for a recorded reason
         passed = [r for r in run if r[main]["status"] == "PASS"]

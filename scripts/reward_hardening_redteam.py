@@ -37,7 +37,6 @@ import argparse
 import concurrent.futures as cf
 import os
 import sys
-import threading
 import time
 from collections import Counter
 from typing import Any
@@ -296,22 +295,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[red-team] built {len(built)} extension fixture(s) in parallel in {time.monotonic() - t0:.0f} s "
               f"({sum(1 for r in built.values() if r.get('ok'))} ok)", flush=True)
     results: dict[str, dict] = {}
-    # judges kept across fixtures of one problem, one cache per thread (a judge serves one
-    # evaluation at a time)
-    local, caches = threading.local(), []
+    judges = None
+    if not args.fresh_judges:  # judges kept across fixtures of one problem, per thread
+        from kernelbench.reward_hardening.parent.batch import SessionCache
 
-    def judges() -> Any:
-        if args.fresh_judges:
-            return None
-        if getattr(local, "cache", None) is None:
-            from kernelbench.reward_hardening.parent.batch import SessionCache
-
-            local.cache = SessionCache(4)
-            caches.append(local.cache)
-        return local.cache
+        judges = SessionCache(4)
 
     def run(f: Any) -> dict:
-        return run_fixture(f, args, judges())
+        return run_fixture(f, args, judges)
+
     print(header(), flush=True)
     bar = tqdm(total=len(fixtures), desc="red-team", unit="fixture", disable=args.no_progress or not fixtures,
                file=sys.stderr, dynamic_ncols=True)
@@ -333,8 +325,8 @@ def main(argv: list[str] | None = None) -> int:
                     bar.update(1)
     finally:
         bar.close()
-        for cache in caches:
-            cache.close()
+        if judges is not None:
+            judges.close()
     ordered = [results[f.id] for f in fixtures if f.id in results]
     wall = time.monotonic() - t0
     summary = summarise(ordered, args, wall)

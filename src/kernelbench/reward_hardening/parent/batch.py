@@ -1,7 +1,7 @@
 """Hardened evaluation of batch samples (used by ``eval_from_generations``).
 
 The evaluator keeps one :class:`~kernelbench.reward_hardening.parent.pipeline.ReferenceSession`
-per batch thread (a :class:`SessionCache` of one): consecutive samples of the same problem
+per batch thread (a :class:`SessionCache` of size one): consecutive samples of the same problem
 reuse the judge (the loaded reference, its memory plan and copy rate) instead of
 starting it again.
 A new problem, another configuration or a judge that failed starts a fresh session.
@@ -23,15 +23,29 @@ __all__ = ["SessionCache", "hardened_evaluator"]
 
 
 class SessionCache:
-    """Judges kept for reuse, keyed by reference, judge configuration and device (the ``size`` most recent).
+    """Judges kept for reuse, keyed by reference, judge configuration and device.
 
-    A batch thread keeps one (consecutive samples of a problem); the red-team suite keeps
-    a few across its fixtures.  A judge that failed is replaced; one pushed out is closed.
+    Each thread has its own (a judge serves one evaluation at a time) holding its ``size``
+    most recent judges: a batch thread keeps one (consecutive samples of a problem), the
+    red-team suite a few across its fixtures.  A judge that failed is replaced; one pushed
+    out is closed; :meth:`close` ends every thread's judges.
     """
 
     def __init__(self, size: int = 1):
         self.size = max(1, int(size))
-        self.sessions: OrderedDict[tuple, ReferenceSession] = OrderedDict()
+        self._local = threading.local()
+        self._all: list[OrderedDict[tuple, ReferenceSession]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def sessions(self) -> OrderedDict[tuple, ReferenceSession]:
+        """This thread's judges, oldest first."""
+        mine = getattr(self._local, "sessions", None)
+        if mine is None:
+            mine = self._local.sessions = OrderedDict()
+            with self._lock:
+                self._all.append(mine)
+        return mine
 
     def get(self, ref_code: str, hcfg: HardeningConfig, device: str) -> ReferenceSession | None:
         """The session to evaluate with, or ``None`` (CUDA unavailable: the pipeline answers UNSUPPORTED)."""
@@ -42,21 +56,24 @@ class SessionCache:
                 return None
             device = "cuda:0" if device == "cuda" else device
         key = ReferenceSession.key_for(ref_code, hcfg, device)
-        current = self.sessions.pop(key, None)
+        sessions = self.sessions
+        current = sessions.pop(key, None)
         if current is not None and not current.alive:
             current.close()
             current = None
         if current is None:
             current = ReferenceSession(ref_code, hcfg, device)
-        self.sessions[key] = current
-        while len(self.sessions) > self.size:
-            self.sessions.popitem(last=False)[1].close()
+        sessions[key] = current
+        while len(sessions) > self.size:
+            sessions.popitem(last=False)[1].close()
         return current
 
     def close(self) -> None:
-        for s in self.sessions.values():
-            s.close()
-        self.sessions.clear()
+        with self._lock:
+            for sessions in self._all:
+                for s in sessions.values():
+                    s.close()
+                sessions.clear()
 
 
 def hardened_evaluator(cfg: Any, prebuild_failures: dict | None = None) -> Callable:
@@ -68,17 +85,7 @@ def hardened_evaluator(cfg: Any, prebuild_failures: dict | None = None) -> Calla
     the sessions it still holds (also run at interpreter exit).
     """
     failures = dict(prebuild_failures or {})
-    local = threading.local()
-    caches: list[SessionCache] = []
-    lock = threading.Lock()
-
-    def session_for(ref_code: str, hcfg: HardeningConfig, device: str) -> ReferenceSession | None:
-        cache: SessionCache | None = getattr(local, "cache", None)
-        if cache is None:
-            cache = local.cache = SessionCache(1)
-            with lock:
-                caches.append(cache)
-        return cache.get(ref_code, hcfg, device)
+    judges = SessionCache(1)
 
     def evaluate(item, device: str, build_dir: str) -> dict:
         hcfg = HardeningConfig.from_script_config(cfg, device=device, build_dir=str(Path(build_dir) / "build"))
@@ -88,18 +95,12 @@ def hardened_evaluator(cfg: Any, prebuild_failures: dict | None = None) -> Calla
                     **load_failed_record(hcfg, failures[(item.problem_id, item.sample_id)], device)}
         try:
             source = Path(item.kernel_path).read_text()
-            session = session_for(item.ref_code, hcfg, device)
+            session = judges.get(item.ref_code, hcfg, device)
             record = evaluate_hardened(item.ref_code, source, hcfg, workdir=None, session=session)
         except Exception as exc:  # evaluator fault: fail closed for this sample
             record = evaluator_error_record(hcfg, f"{type(exc).__name__}: {exc}")
         return {"sample_id": item.sample_id, **record}
 
-    def close() -> None:
-        with lock:
-            for c in caches:
-                c.close()
-            caches.clear()
-
-    evaluate.close = close  # type: ignore[attr-defined]
-    atexit.register(close)
+    evaluate.close = judges.close  # type: ignore[attr-defined]
+    atexit.register(judges.close)
     return evaluate

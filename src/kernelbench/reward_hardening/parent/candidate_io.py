@@ -9,9 +9,10 @@ The phases (:mod:`.probes`, :mod:`.timed`, :mod:`.candidate_run`) build on it.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
-from typing import Any
+from typing import Any, Iterator
 
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.containment import trusted_read
@@ -57,6 +58,20 @@ class CandidateIO:
         self.s, self.cfg, self.ev, self.root, self.device, self.rng = session, cfg, ev, root, device, rng
 
     # ---------------------------------------------------------------- trusted reads
+    @contextlib.contextmanager
+    def _frozen(self) -> Iterator[float]:
+        """The candidate's cgroup frozen for the block (yields the milliseconds the freeze took).
+
+        Raises ``ReadFailed`` when the freeze fails (then nothing is left frozen); thaws
+        on the way out whatever the block did.
+        """
+        cg = self.handle.unit.cgroup
+        freeze_ms = trusted_read.freeze(cg, timeout=max(1.0, min(self.cfg.timeout, 10.0)))
+        try:
+            yield freeze_ms
+        finally:
+            trusted_read.thaw(cg)
+
     def _read_path(self) -> tuple[str, str]:
         """How outputs reach the judge for this candidate, and why."""
         cuda = self.device.startswith("cuda")
@@ -83,15 +98,11 @@ class CandidateIO:
         if not reply.get("ok"):
             return False, str(reply.get("error") or "the harness could not export its probe tensor")[:200]
         try:
-            trusted_read.freeze(self.handle.unit.cgroup, timeout=max(1.0, min(self.cfg.timeout, 10.0)))
+            with self._frozen():
+                jr, _ = self.s.request("device_read", {"cmd": "device_read", "which": "selftest",
+                                                       "outputs": reply.get("outputs")})
         except trusted_read.ReadFailed as exc:
             return False, exc.detail[:200]
-        jr: dict = {}
-        try:
-            jr, _ = self.s.request("device_read", {"cmd": "device_read", "which": "selftest",
-                                                   "outputs": reply.get("outputs")})
-        finally:
-            trusted_read.thaw(self.handle.unit.cgroup)
         if not jr.get("written"):
             return False, f"{jr.get('kind')}: {jr.get('detail')}"[:200]
         return True, "self-test read matched"
@@ -132,17 +143,13 @@ class CandidateIO:
         driver's IPC handles (:mod:`kernelbench.reward_hardening.judge.device_read`), and the
         staging then holds the outputs packed in row-major order.
         """
-        cg, pid = self.handle.unit.cgroup, self.handle.pid
         if not isinstance(facts, list):
             facts = []
         try:
-            freeze_ms = trusted_read.freeze(cg, timeout=max(1.0, min(self.cfg.timeout, 10.0)))
-            try:
+            with self._frozen() as freeze_ms:
                 self._signals(phase)
                 reads = (self._device_read(phase, facts) if self.device.startswith("cuda")
-                         else trusted_read.read_outputs(pid, facts, staging, fds))
-            finally:
-                trusted_read.thaw(cg)
+                         else trusted_read.read_outputs(self.handle.pid, facts, staging, fds))
         except trusted_read.ReadFailed as exc:
             if exc.kind not in ("structure", "layout"):  # a wrong shape or layout is judged as an output
                 self.ev.read_failures.append({"phase": phase, "kind": exc.kind, "detail": exc.detail[:300]})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 import time
-from typing import Iterator
+from typing import Any, Iterator
 
 from kernelbench.reward_hardening.containment import trusted_read
 from kernelbench.reward_hardening.ipc.wire import checked_profile, malformed_timing
@@ -28,7 +28,6 @@ class TimedCalls(CandidateIO):
 
     def _timing_loop(self) -> None:
         cfg, ev = self.cfg, self.ev
-        trusted = ev.read_path == "trusted"
         n = max(1, cfg.num_perf_trials)
         total = cfg.num_warmup + n
         n_spot = max(2, int(round(cfg.spot_check_fraction * n)))
@@ -38,27 +37,13 @@ class TimedCalls(CandidateIO):
         for k in range(total):
             inter.before(k)  # the judge's reference block that belongs here, if any
             spot = k in spots
-            # staging is prepared before every timed call (never only before a checked one), and
-            # in the trusted path it is never lent: every timed call looks the same to the candidate
-            jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62),
-                                                      "stage": True})
-            layouts = None
-            try:
-                (inputs,), fds = repack([jr["inputs"]], jfds)
-                send = time.monotonic_ns()
-                reply, _ = self.drv.request("timing", {"cmd": "time", "inputs": inputs, "rng": jr.get("rng"),
-                                                       "export": trusted and self.device.startswith("cuda")}, fds)
-                recv = time.monotonic_ns()
-                if not reply.get("ok"):
-                    if isinstance(reply.get("oom"), dict):
-                        self._oom_event(f"timing:{k}", reply["oom"])
-                        raise PhaseFailed("out of memory in a timed call")
-                    # the type only: a message from a call on hidden inputs could carry them out
-                    raise RuntimeError(f"timing call failed: raised {str(reply.get('error_name') or 'an exception')[:80]}")
-                copied, layouts, lent_fds = self._read_output(f"timing:{k}", reply, jr, jfds, spot)
-                jfds = jfds + lent_fds  # closed with the call's own descriptors
-            finally:
-                close_fds(jfds)
+            reply, copied, layouts, send, recv = self._fresh_call("timing", "time", f"timing:{k}", spot)
+            if not reply.get("ok"):
+                if isinstance(reply.get("oom"), dict):
+                    self._oom_event(f"timing:{k}", reply["oom"])
+                    raise PhaseFailed("out of memory in a timed call")
+                # the type only: a message from a call on hidden inputs could carry them out
+                raise RuntimeError(f"timing call failed: raised {str(reply.get('error_name') or 'an exception')[:80]}")
             checked = spot and bool(copied and copied.get("written"))
             verdict, _ = self.s.request("check_inputs", {"cmd": "check_inputs", "spot": checked, "layouts": layouts,
                                                          "defer": True, "hold_bytes": cfg.spot_hold_bytes})
@@ -107,6 +92,30 @@ class TimedCalls(CandidateIO):
             self.ev.read_failures.append({"phase": phase, "kind": "unreadable", "detail": str(copied.get("why"))[:300]})
         return copied, None, lent_fds
 
+    def _fresh_call(self, phase: str, cmd: str, read_phase: str, check: bool) -> tuple[dict, dict | None, Any, int, int]:
+        """One candidate call (``time`` or ``profile``) on a fresh hidden input set, its output read.
+
+        Staging is prepared before every such call (never only before a checked one), and
+        in the trusted path it is never lent: every call looks the same to the candidate.
+        Returns the candidate's reply, the read (``copied``, ``layouts``; ``None`` when the
+        call failed) and the parent's send and receive stamps around the call.
+        """
+        jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62), "stage": True})
+        copied, layouts = None, None
+        try:
+            (inputs,), fds = repack([jr["inputs"]], jfds)
+            export = self.ev.read_path == "trusted" and self.device.startswith("cuda")
+            send = time.monotonic_ns()
+            reply, _ = self.drv.request(phase, {"cmd": cmd, "inputs": inputs, "rng": jr.get("rng"), "export": export},
+                                        fds)
+            recv = time.monotonic_ns()
+            if reply.get("ok"):
+                copied, layouts, lent_fds = self._read_output(read_phase, reply, jr, jfds, check)
+                jfds = jfds + lent_fds  # closed with the call's own descriptors
+        finally:
+            close_fds(jfds)
+        return reply, copied, layouts, send, recv
+
     def _profiled_call(self) -> None:
         """One forward under the profiler, on fresh hidden inputs; its output is judged like a spot check's.
 
@@ -114,18 +123,7 @@ class TimedCalls(CandidateIO):
         it from showing the profiler a kernel that does not compute the answer.
         """
         ev = self.ev
-        jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62), "stage": True})
-        copied, layouts = None, None
-        try:
-            (inputs,), fds = repack([jr["inputs"]], jfds)
-            export = ev.read_path == "trusted" and self.device.startswith("cuda")
-            reply, _ = self.drv.request("profile", {"cmd": "profile", "inputs": inputs, "rng": jr.get("rng"),
-                                                    "export": export}, fds)
-            if reply.get("ok"):
-                copied, layouts, lent_fds = self._read_output("timing:profile", reply, jr, jfds, True)
-                jfds = jfds + lent_fds
-        finally:
-            close_fds(jfds)
+        reply, copied, layouts, _, _ = self._fresh_call("profile", "profile", "timing:profile", True)
         checked = bool(copied and copied.get("written"))
         verdict, _ = self.s.request("check_inputs", {"cmd": "check_inputs", "spot": checked, "layouts": layouts})
         if reply.get("ok"):
@@ -155,20 +153,14 @@ class TimedCalls(CandidateIO):
         anyway (``reference_hold`` in the record's speedup entry says how many were held).
         """
         hold = self.ev.reference_hold
-        if self.ev.read_path != "trusted":
-            hold["unheld_blocks"] = hold.get("unheld_blocks", 0) + 1
+        with contextlib.ExitStack() as stack:
+            frozen = False
+            if self.ev.read_path == "trusted":  # else no freezer: timed with the candidate idle
+                try:
+                    stack.enter_context(self._frozen())
+                    frozen = True
+                except trusted_read.ReadFailed as exc:
+                    hold.setdefault("failures", []).append(exc.detail[:200])
+            key = "frozen_blocks" if frozen else "unheld_blocks"
+            hold[key] = hold.get(key, 0) + 1
             yield
-            return
-        cg = self.handle.unit.cgroup
-        try:
-            trusted_read.freeze(cg, timeout=max(1.0, min(self.cfg.timeout, 10.0)))
-        except trusted_read.ReadFailed as exc:
-            hold["unheld_blocks"] = hold.get("unheld_blocks", 0) + 1
-            hold.setdefault("failures", []).append(exc.detail[:200])
-            yield
-            return
-        try:
-            hold["frozen_blocks"] = hold.get("frozen_blocks", 0) + 1
-            yield
-        finally:
-            trusted_read.thaw(cg)
