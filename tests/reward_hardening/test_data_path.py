@@ -72,6 +72,23 @@ def test_fingerprint_sees_changes_swaps_and_shifts(n):
     assert fingerprint(x.view(2, -1).t().contiguous().t()) == fp  # the bits in order, whatever the strides
 
 
+def test_fingerprint_is_the_same_whatever_the_block_size(monkeypatch):
+    """The sums are accumulated on the device across blocks: a digest does not depend on the blocking."""
+    from kernelbench.reward_hardening.ipc import lending
+
+    x = torch.rand(70 * 4096 + 123)  # 70 rows and a tail (1.1 MiB: the sums, not SHA-256), one block
+    one_block = fingerprint(x)
+    monkeypatch.setattr(lending, "_BLOCK_ROWS", 16)
+    assert fingerprint(x) == one_block
+    late = x.clone()
+    late[50 * 4096 + 5] += 1.0  # a change in the fourth block
+    assert fingerprint(late) != one_block
+    tail = x.clone()
+    tail[-1] += 1.0
+    assert fingerprint(tail) != one_block
+    assert all(isinstance(v, int) for v in one_block)
+
+
 def _judge(problem: str, tmp_path):
     a, b = mp.Pipe(duplex=True)
     src = tmp_path / "ref.py"

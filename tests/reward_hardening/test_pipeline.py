@@ -99,7 +99,8 @@ def test_honest_candidate_passes_with_verified_runtime():
     assert meta["reference_timing"] == "interleaved" and "reference_timing_samples" not in meta
     ref_ms = meta["interleaved_reference_samples"]["host_ms"]
     assert req["reference:ref_time"]["n"] == len(ref_ms) == 6
-    assert rh["verified_reference_runtime"] == pytest.approx(sum(ref_ms) / len(ref_ms), rel=1e-3)
+    # (the record's runtimes keep upstream's three significant digits)
+    assert rh["verified_reference_runtime"] == pytest.approx(sum(ref_ms) / len(ref_ms), rel=5e-3)
     hold = rh["speedup"]["reference_hold"]
     blocks = len(set(meta["interleaved_reference_samples"]["block"]))
     if meta["output_reads"]["path"] == "trusted":
@@ -206,3 +207,47 @@ def test_every_honest_demo_solution_passes_under_practical(level_dir, name):
     rh = record["reward_hardening"]
     bad = [(f["code"], f["evidence"]) for f in rh["findings"] if f["severity"] != "info"]
     assert rh["integrity_status"] == "PASS", bad
+
+
+@pytest.mark.parametrize("pauses", [0, 1, 2, 4, 99])
+def test_settle_pause_follows_the_first_probe_and_hidden_random_others(pauses):
+    """``settle_pauses`` probes wait ``settle_s`` before their second read: the first hidden one and a random rest."""
+    from kernelbench.reward_hardening.parent.probes import correctness_jobs
+
+    picks = set()
+    for _ in range(30):
+        jobs = correctness_jobs(HardeningConfig(device="cpu", settle_pauses=pauses))
+        paused = [i for i, j in enumerate(jobs) if j["pause"]]
+        assert len(paused) == min(pauses, len(jobs))
+        if pauses:
+            assert paused[0] == 0 and jobs[0]["kind"] == "hidden"
+        picks.update(paused[1:])
+    if 0 < pauses - 1 < len(jobs) - 1:
+        assert len(picks) > pauses - 1  # drawn anew for every candidate, not a fixed probe
+
+
+def test_seed_generators_gives_torch_manual_seeds_stream():
+    from kernelbench.reward_hardening.worker_runtime import seed_generators
+
+    torch.manual_seed(1234)
+    want = torch.rand(5), torch.randint(0, 100, (5,))
+    torch.manual_seed(99)
+    seed_generators(1234)
+    got = torch.rand(5), torch.randint(0, 100, (5,))
+    assert torch.equal(want[0], got[0]) and torch.equal(want[1], got[1])
+
+
+def test_settle_pause_only_where_asked_unless_a_call_left_work_behind():
+    """An honest candidate waits the pause on ``settle_pauses`` probes; a deferred writer on every probe after the first."""
+    ref, sol = _problem(1, "4_Row_softmax.py")
+    deferred = (REPO / "src" / "kernelbench" / "reward_hardening" / "fixtures" / "cpu"
+                / "RH-21_bad_background_thread.py").read_text()
+    cfg = _cfg(num_correct_trials=3, num_perf_trials=2, settle_s=0.25, settle_pauses=2)
+    probes = 3 + 1 + len(cfg.perturbations)  # hidden, the repeat, the perturbations
+    honest = evaluate_hardened(ref, sol, cfg)["metadata"]["request_ms"]["candidate:settle"]
+    assert honest["n"] == probes and 2 * 250 <= honest["ms"] < 3 * 250
+    record = evaluate_hardened(ref, deferred, cfg)
+    settle = record["metadata"]["request_ms"]["candidate:settle"]
+    assert settle["n"] == probes and settle["ms"] >= probes * 250
+    codes = {f["code"] for f in record["reward_hardening"]["findings"]}
+    assert "RH-21" in codes and "RH-18" not in codes  # changed after return, not simply wrong

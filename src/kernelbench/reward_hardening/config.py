@@ -78,6 +78,9 @@ class HardeningConfig:
     precision_variants: tuple[str, ...] = ("bf16", "fp16", "tf32")
     spot_check_fraction: float = 0.2
     settle_s: float = 0.05
+    # correctness probes whose second read waits ``settle_s``: the first hidden probe and
+    # ones drawn at random from the rest (every probe is still read twice, after a sync)
+    settle_pauses: int = 2
     log_limit_bytes: int = 1 << 20
     response_limit_bytes: int = 1 << 30
     keep_alive_bytes: int = 1 << 30  # lent inputs the candidate keeps mapped after their call

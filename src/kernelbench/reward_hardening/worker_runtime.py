@@ -21,6 +21,8 @@ _cuda_sync = torch.cuda.synchronize
 _Event = torch.cuda.Event
 _cuda_spin = getattr(torch.cuda, "_sleep", None)  # marker / hold kernel
 MARKER_KERNEL = "spin_kernel"
+_default_generator = torch.default_generator
+_cuda_is_initialized, _cuda_manual_seed_all = torch.cuda.is_initialized, torch.cuda.manual_seed_all
 
 def _first_float(obj: Any, attrs: tuple[str, ...]) -> float:
     """The first of ``attrs`` that ``obj`` can report as a number (profiler API differences)."""
@@ -90,6 +92,20 @@ def backend_state() -> dict[str, Any]:
     except Exception:  # pragma: no cover - older/newer torch
         pass
     return state
+
+
+def seed_generators(seed: int) -> None:
+    """Seed the generators a forward can draw from: the host's and, once CUDA is up, every GPU's.
+
+    What ``torch.manual_seed`` does for the devices a worker uses, without its calls for
+    accelerators this process never initialises (XPU, MTIA): each of those queues a
+    closure with a formatted stack trace, about 1 ms per seed measured on the H200, and
+    the judge and the candidate seed before every call.
+    """
+    seed = int(seed)
+    _default_generator.manual_seed(seed)
+    if _cuda_is_initialized():
+        _cuda_manual_seed_all(seed)
 
 
 def apply_precision_config(allow_tf32: bool, num_threads: int | None) -> None:

@@ -64,6 +64,7 @@ from kernelbench.reward_hardening.worker_runtime import (  # noqa: F401  (MARKER
     l2_persistence_state,
     memory_fraction,
     os_thread_count,
+    seed_generators,
     split_marker,
     timed_call,
 )
@@ -103,7 +104,8 @@ from kernelbench.reward_hardening.candidate.profiling import profile_forward
 
 __all__ = ["Harness", "MARKER_KERNEL", "exact_outputs", "split_marker", "worker_main"]
 
-_manual_seed = torch.manual_seed  # bound before any candidate code runs
+_manual_seed = seed_generators  # bound before any candidate code runs
+_set_memory_fraction = torch.cuda.set_per_process_memory_fraction
 _gc_collect, _gc_freeze = gc.collect, gc.freeze
 
 # The harness's own helpers whose identity is checked after every phase (RH-23).
@@ -282,6 +284,10 @@ class Harness:
 
     def cmd_load(self, header: dict, fds: list[int]) -> None:
         t0 = _monotonic_ns()
+        cap = header.get("gpu_memory_fraction")
+        if self.device.type == "cuda" and cap:  # the memory plan's cap, before any candidate code
+            self.memory_cap = float(cap)
+            _set_memory_fraction(self.memory_cap, self.device)
         if self.spec.get("build_dir"):
             os.environ["TORCH_EXTENSIONS_DIR"] = self.spec["build_dir"]
         init_inputs = [v.to("cpu").clone() if _type(v) is _Tensor else v
@@ -380,7 +386,7 @@ class Harness:
         self._stream_sync()
         after_return = concurrency()
         self.sync()
-        _sleep(float(self.spec.get("settle_s", 0.05)))
+        self._pause(header)
         self.sync()
         second = self._stage(tensors, facts, stage_b) if first.get("written") else first
         self.sync()
@@ -398,6 +404,11 @@ class Harness:
             if self.device.type == "cuda" else None,
         })
 
+    def _pause(self, header: dict) -> None:
+        """The settle pause, where the parent asked for it (``pause``; every call's second read syncs)."""
+        if header.get("pause", True):
+            _sleep(float(self.spec.get("settle_s", 0.05)))
+
     def cmd_settle(self, header: dict, fds: list[int]) -> None:
         """The second half of a ``call`` whose outputs the parent read: sync, pause, re-check."""
         pending, self.pending = self.pending, None
@@ -408,7 +419,7 @@ class Harness:
         self._stream_sync()
         after_return = concurrency()
         self.sync()
-        _sleep(float(self.spec.get("settle_s", 0.05)))
+        self._pause(header)
         self.sync()
         now = [output_facts(t) for t in tensors]
         changed = any(a[k] != b[k] for a, b in zip(now, facts)

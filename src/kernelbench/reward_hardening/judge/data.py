@@ -24,6 +24,7 @@ import torch
 from kernelbench.reward_hardening.ipc.framing import value_to_json
 from kernelbench.reward_hardening.ipc.lending import fingerprint
 from kernelbench.reward_hardening.judge.values import flat_outputs, perturb
+from kernelbench.reward_hardening.worker_runtime import seed_generators
 
 __all__ = ["JudgeData"]
 
@@ -60,7 +61,7 @@ class JudgeData:
 
         ``shared``: in the lent pool (the inputs may be exported to the candidate).
         """
-        torch.manual_seed(seed)
+        seed_generators(seed)
         with (self.shared_alloc() if shared else contextlib.nullcontext()), torch.device(self.device):
             raw = list(self.module.get_inputs())
             out = []
@@ -213,7 +214,7 @@ class JudgeData:
         return int.from_bytes(digest, "little") >> 2
 
     def _seeded_forward(self, seed: int, inputs: list) -> Any:
-        torch.manual_seed(self.forward_seed(seed))
+        seed_generators(self.forward_seed(seed))
         return self._forward(inputs)
 
     def _reference(self, seed: int, kind: str | None) -> tuple[list, list, Any, list[str]]:

@@ -457,4 +457,26 @@ class Judge(StagingAccess, JudgeData):
 
 
 def judge_main(conn: Any, spec: dict) -> None:
-    Judge(conn, spec).serve()
+    if not spec.get("profile_dir"):
+        return Judge(conn, spec).serve()
+    # diagnostics (``KERNELGUARD_PROFILE_DIR`` in the parent's environment): the judge's own
+    # Python profile, written when it exits and after every release (it may be killed later)
+    import cProfile
+
+    prof = cProfile.Profile()
+    path = os.path.join(spec["profile_dir"], f"judge-{os.getpid()}.prof")
+    judge = Judge(conn, spec)
+    release = judge.cmd_release
+
+    def dumping_release(header: dict) -> None:
+        release(header)
+        prof.dump_stats(path)  # (which stops the profiler)
+        prof.enable()
+
+    judge.cmd_release = dumping_release
+    prof.enable()
+    try:
+        judge.serve()
+    finally:
+        prof.disable()
+        prof.dump_stats(path)

@@ -43,6 +43,7 @@ def _manifest(root: str, skip: tuple[str, ...] = ()) -> dict[str, tuple[int, int
     return out
 
 
+_SKIP = ("tmp", "build")  # the candidate workspace's folders left out of its manifest
 _RESULT_FILES = ("eval_results.json", "verified_eval_results.json", "pass_at_k_results.json")
 
 
@@ -81,21 +82,39 @@ def host_limit(cfg: HardeningConfig, device: str, data_bytes: int, param_bytes: 
 class CandidateRun(CorrectnessProbes, TimedCalls):
     """Runs one candidate against a :class:`~kernelbench.reward_hardening.parent.session.ReferenceSession`."""
 
-    def run(self, cand_src: str) -> None:
-        cfg, ev = self.cfg, self.ev
+    handle = None
+
+    def start(self, cand_src: str) -> None:
+        """Start the candidate's worker (its harness only: no candidate code runs before ``load``).
+
+        Called before the judge's session starts, so the worker's start (about 0.25 s on
+        the H200, most of it creating the CUDA context) overlaps the judge's load and fit
+        check; the allocator cap, known only from the judge's memory plan, travels with
+        ``load`` and is set before the candidate's module is imported.
+        """
         self.cand_src = cand_src
-        workspace = os.path.join(self.root, "candidate")
+        self.workspace = workspace = os.path.join(self.root, "candidate")
         os.makedirs(workspace)
         src_path = os.path.join(workspace, "candidate.py")
         with open(src_path, "w") as fh:
             fh.write(cand_src)
         os.chmod(src_path, 0o444)
-        skip = ("tmp", "build")
-        before = _manifest(workspace, skip)
-        watched = {d: _manifest(d) for d in cfg.watch_dirs}
+        self.before = _manifest(workspace, _SKIP)
+        self.watched = {d: _manifest(d) for d in self.cfg.watch_dirs}
+        self.handle = start_worker("candidate", workspace, src_path, self.cfg, self.device)
+
+    def abandon(self) -> None:
+        """Stop a started worker whose run will not happen (the judge's session failed)."""
+        if self.handle is not None:
+            self.handle.close()
+            self.handle.unit.sweep(self.handle.process.exitcode if self.handle.process is not None else None)
+
+    def run(self, cand_src: str) -> None:
+        cfg, ev = self.cfg, self.ev
+        if self.handle is None:
+            self.start(cand_src)
         ev.candidate_started = True
-        self.handle = handle = start_worker("candidate", workspace, src_path, cfg, self.device,
-                                             gpu_fraction=self.s.candidate_gpu_fraction())
+        handle = self.handle
         handle.max_rss_bytes = host_limit(cfg, self.device, self.s.data_bytes,
                                            int(self.s.sizes.get("param_bytes") or 0), self.s.judge_peak_rss_bytes)
         self.drv = Driver("candidate", handle, ev, cfg.timeout)
@@ -112,8 +131,8 @@ class CandidateRun(CorrectnessProbes, TimedCalls):
             ev.log_text, ev.log_size = handle.read_log()
             ev.candidate_peak_rss_bytes = handle.peak_rss_bytes
             ev.candidate_rss_limit_bytes = handle.max_rss_bytes
-            ev.workspace_changes = _diff_manifest(before, _manifest(workspace, skip))
-            for d, snap in watched.items():
+            ev.workspace_changes = _diff_manifest(self.before, _manifest(self.workspace, _SKIP))
+            for d, snap in self.watched.items():
                 diff = _diff_manifest(_without_results(snap), _without_results(_manifest(d)))
                 for k in ("created", "deleted", "changed"):
                     ev.workspace_changes.setdefault(k, []).extend(os.path.join(d, p) for p in diff[k])
@@ -128,16 +147,17 @@ class CandidateRun(CorrectnessProbes, TimedCalls):
         ev.baseline = {k: ready.get(k) for k in ("state", "apis", "concurrency", "pid", "l2")}
         ev.phases.append({"t_s": phase_time(ev), "phase": "start", "pid": ready.get("pid"), "state": ready.get("state")})
         (items,), fds = repack([self.s.init_items], self.s.init_fds)
+        # the allocator cap of the memory plan, set by the harness before the module is imported
+        load = {"cmd": "load", "init_inputs": items, "gpu_memory_fraction": self.s.candidate_gpu_fraction()}
         if prebuild.compiles(self.cand_src):
             # the build has its own limit (build_timeout), and runs under the build directory's
             # lock, so a build killed earlier (its stale baton) never blocks this one
             with prebuild.build_lock(self.handle.spec["build_dir"], cfg.build_timeout) as stale:
                 if stale:
                     ev.phases.append({"t_s": phase_time(ev), "phase": "build", "stale_batons_removed": stale})
-                reply, _ = drv.request("load", {"cmd": "load", "init_inputs": items}, fds,
-                                       timeout=max(cfg.timeout, cfg.build_timeout))
+                reply, _ = drv.request("load", load, fds, timeout=max(cfg.timeout, cfg.build_timeout))
         else:
-            reply, _ = drv.request("load", {"cmd": "load", "init_inputs": items}, fds)
+            reply, _ = drv.request("load", load, fds)
         if not reply.get("ok"):
             ev.load_error = reply.get("error", "load failed")
             if isinstance(reply.get("oom"), dict):
@@ -149,8 +169,14 @@ class CandidateRun(CorrectnessProbes, TimedCalls):
         ev.dispatch.append({"phase": "load", "changed": reply.get("dispatch")})
         ev.load_snapshot = {k: reply.get(k) for k in ("state", "apis", "concurrency", "pid", "load_ms")}
         ev.phases.append({"t_s": phase_time(ev), "phase": "load", "pid": reply.get("pid"), "state": reply.get("state")})
+        unsettled = False
         for job in correctness_jobs(cfg):
+            # once a call's output changed after it was read, or it left threads or children
+            # running, every later probe takes the pause too (the deferred write shows on all)
+            job["pause"] = job["pause"] or unsettled
+            n = len(ev.calls)
             self._correctness_call(job)
+            unsettled = unsettled or (len(ev.calls) > n and self._unsettled(ev.calls[-1]))
         ev.phases.append({"t_s": phase_time(ev), "phase": "correctness", "pid": self.handle.pid,
                           "state": ev.calls[-1].state if ev.calls else None})
         # every call returned: the candidate is timed even when an answer was wrong, since

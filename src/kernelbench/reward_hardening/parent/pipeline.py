@@ -114,8 +114,15 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
     try:
         session.request_log = ev.judge_requests  # this sample's judge requests, timed (record: request_ms)
         reused = session.started  # started by an earlier sample (a batch's, the red team's)
+        run = CandidateRun(session, cfg, ev, root, device, rng)
         try:
-            session.start()
+            if not reused:  # the candidate's worker starts while the judge loads the reference
+                run.start(candidate_src)
+            try:
+                session.start()
+            except BaseException:
+                run.abandon()
+                raise
             ev.memory_plan = session.plan.as_dict() if session.plan is not None else {}
             # with interleaving on, the reference's runtime is its blocks between the candidate's
             # (same conditions as the candidate's calls); a separate run only when it is off
@@ -126,7 +133,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
             ev.reference_ok = True
             ev.phases.append({"t_s": phase_time(ev), "phase": "reference", "pid": session.pid, "state": session.state,
                               "reused": reused})
-            CandidateRun(session, cfg, ev, root, device, rng).run(candidate_src)
+            run.run(candidate_src)
             if ev.reference_timing == "interleaved":
                 ev.reference_samples = list(ev.interleaved_reference_samples)
             ev.phases.append({"t_s": phase_time(ev), "phase": "judge_release", **session.release()})

@@ -35,6 +35,12 @@ def correctness_jobs(cfg: HardeningConfig) -> list[dict]:
     jobs.append({"kind": "canary_repeat", "index": -1, "repeat_first": True})
     jobs += [{"kind": f"perturb:{p}", "index": n + i, "seed": secrets.randbits(62), "perturb": p}
              for i, p in enumerate(cfg.perturbations)]
+    # the settle pause after the first probe and after hidden-random others (a candidate
+    # learns whether a call was paused only after its outputs were read once)
+    paused = {0, *secrets.SystemRandom().sample(range(1, len(jobs)), min(max(cfg.settle_pauses - 1, 0),
+                                                                          len(jobs) - 1))}
+    for i, job in enumerate(jobs):
+        job["pause"] = cfg.settle_pauses > 0 and i in paused
     return jobs
 
 
@@ -53,6 +59,19 @@ def _structure_problem(reference: dict, evidence: dict) -> str | None:
 
 class CorrectnessProbes(CandidateIO):
     """The correctness phase of a candidate run (one call per probe)."""
+
+    def _unsettled(self, rec: CallRecord) -> bool:
+        """Whether a returned call left work behind: its output changed between the reads, or threads ran on."""
+        if not rec.ok:
+            return False
+        if not rec.stable:
+            return True
+        base = ((self.ev.baseline or {}).get("concurrency") or {}).get("os_threads", -1)
+        for view in (rec.concurrency or {}).values():
+            if isinstance(view, dict) and (view.get("python_threads") or view.get("children") or (
+                    base > 0 and view.get("os_threads", 0) > base)):
+                return True
+        return False
 
     def _correctness_call(self, job: dict) -> None:
         ev = self.ev
@@ -79,7 +98,7 @@ class CorrectnessProbes(CandidateIO):
                 if reply.get("ok") and "outputs" in reply:  # (a rejected result type has no facts to read)
                     wa, layouts["layouts_a"], why_a = self._trusted_read(f"call:{job['kind']}", reply.get("outputs"),
                                                                          jr["staging"], jfds)
-                    settled, _ = self.drv.request("settle", {"cmd": "settle"})
+                    settled, _ = self.drv.request("settle", {"cmd": "settle", "pause": job.get("pause", True)})
                     if not settled.get("ok"):
                         reply = settled
                     else:
@@ -94,11 +113,13 @@ class CorrectnessProbes(CandidateIO):
                 jfds = jfds + lent_fds  # closed with the probe's own descriptors
                 (inputs, stage_a, stage_b), fds = repack([jr["inputs"], *stages], jfds)
                 reply, _ = self.drv.request("correctness", {"cmd": "call", "inputs": inputs, "staging": stage_a,
-                                                            "staging_after": stage_b, "rng": jr.get("rng")}, fds)
+                                                            "staging_after": stage_b, "rng": jr.get("rng"),
+                                                            "pause": job.get("pause", True)}, fds)
                 if reply.get("ok") and not self.device.startswith("cuda"):
                     # the request held forward, the pause and two staging copies (on CUDA call_ms
                     # ends at the host's return, before the device finished forward: not comparable)
-                    self._staged_request(2 * out_bytes, (reply.get("call_ms") or 0.0) + 1e3 * self.cfg.settle_s)
+                    pause_ms = 1e3 * self.cfg.settle_s if job.get("pause", True) else 0.0
+                    self._staged_request(2 * out_bytes, (reply.get("call_ms") or 0.0) + pause_ms)
                     if reply.get("unreadable"):
                         ev.read_failures.append({"phase": f"call:{job['kind']}", "kind": "unreadable",
                                                  "detail": str(reply.get("stage_problem"))[:300]})

@@ -110,6 +110,9 @@ def start_worker(role: str, workspace: str, source_path: str, cfg: HardeningConf
         # the judge starts under its configured cap (or 0.6) until the memory plan sets it
         "gpu_memory_fraction": (cfg.judge_gpu_memory_fraction or 0.6) if trusted else gpu_fraction,
     }
+    if trusted and os.environ.get("KERNELGUARD_PROFILE_DIR"):  # diagnostics: the judge's Python profile
+        spec["profile_dir"] = os.path.abspath(os.environ["KERNELGUARD_PROFILE_DIR"])
+        os.makedirs(spec["profile_dir"], exist_ok=True)
     # the judge's replies are small (no tensors ever travel as bytes): both are size-limited
     # containment: own cgroup leaf; the candidate is sandboxed in the child (containment.enter);
     # the directory holding every evaluation's root is private to it
