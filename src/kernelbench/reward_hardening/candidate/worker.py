@@ -16,18 +16,14 @@ The harness is split by concern, and every part is loaded before the candidate.
 :mod:`.capture` binds the functions the harness relies on and the import-time baselines
 (dispatcher tables, watched APIs); :mod:`.outputs` reads a result's facts through those
 captures; :mod:`.profiling` runs the ``profile`` command; this module holds the command
-loop.  All of them are imported here, at the top, when the bootstrap imports this module:
-before the containment is entered and before ``load`` imports the candidate, so no
-capture can see a candidate's replacement, and none of them imports anything the
-candidate could have reached first.  A helper module imported lazily would break that;
-none is (only torch's profiler front ends and ``re``/``traceback`` are imported on use,
-as they always were, and nothing of them is captured).  A helper is read from the
-globals of the module that calls it, so the identity check (RH-23) reads it from every
-harness module that bound it.
+loop.  All are imported here, at the top, before the containment is entered and before
+``load`` imports the candidate, so no capture can see a candidate's replacement (only
+torch's profiler front ends and ``re``/``traceback`` are imported on use, and nothing of
+them is captured).  The identity check (RH-23) reads a helper from every harness module
+that bound it.
 
-The worker never receives a seed, a reference output or a verdict, and its command
-table (:data:`kernelbench.reward_hardening.ipc.wire.CANDIDATE_COMMANDS`) has no
-reference-only command.
+The worker never receives a seed, a reference output or a verdict; its command table
+(:data:`~kernelbench.reward_hardening.ipc.wire.CANDIDATE_COMMANDS`) has no reference-only one.
 
 ``load``       import the candidate, build ``ModelNew`` with the public init seed
 ``call``       one correctness call; with staging buffers (in-process fallback) outputs are
@@ -135,7 +131,7 @@ def api_identities() -> dict[str, int]:
     for name in _HARNESS_NAMES:
         out[f"harness.{name}"] = _harness_identity(name)
     for name in ("cmd_call", "cmd_settle", "cmd_time", "cmd_copy_last", "cmd_export_probe", "reply", "_stage",
-                 "_exported", "_stream_sync", "sync"):
+                 "_exported", "_stream_sync", "sync", "_settle_window", "_settled"):
         out[f"harness.Harness.{name}"] = id(getattr(Harness, name, None))
     return out
 
@@ -383,31 +379,36 @@ class Harness:
             return
         # first read right after return, in stream order; then again after a full sync and a pause
         first = self._stage(tensors, facts, stage_a)
-        self._stream_sync()
-        after_return = concurrency()
-        self.sync()
-        self._pause(header)
-        self.sync()
+        after_return = self._settle_window(header)
         second = self._stage(tensors, facts, stage_b) if first.get("written") else first
         self.sync()
-        after = concurrency()
-        for t in tensors:
-            self.earlier_outputs.append((storage_span(t), StorageWeakRef(_untyped_storage(t))))
         self.reply({
             **common, "evidence": evidence, "written": bool(first.get("written") and second.get("written")),
             "stage_problem": first.get("why") or second.get("why"),
             "unreadable": bool(first.get("unreadable") or second.get("unreadable")),
-            "identity_changed": bool(second.get("identity_changed")),
-            "concurrency": {"before": before, "after_return": after_return, "after": after},
-            "apis": api_identities(), "state": backend_state(), "dispatch": dispatch_changes(),
-            "l2": l2_persistence_state(torch.cuda.current_stream(self.device).cuda_stream)
-            if self.device.type == "cuda" else None,
-        })
+            "identity_changed": bool(second.get("identity_changed")), **self._settled(tensors, before, after_return)})
 
-    def _pause(self, header: dict) -> None:
-        """The settle pause, where the parent asked for it (``pause``; every call's second read syncs)."""
-        if header.get("pause", True):
+    def _settle_window(self, header: dict) -> dict:
+        """After a call's first read: stream order, the threads, a full sync, the pause where asked, a sync.
+
+        Returns the thread and child counts taken right after the stream finished.
+        """
+        self._stream_sync()
+        after_return = concurrency()
+        self.sync()
+        if header.get("pause", True):  # the parent asks for it on some probes (every second read syncs)
             _sleep(float(self.spec.get("settle_s", 0.05)))
+        self.sync()
+        return after_return
+
+    def _settled(self, tensors: list, before: dict, after_return: dict) -> dict:
+        """The facts after the second read; the outputs join the earlier ones (aliasing checks)."""
+        for t in tensors:
+            self.earlier_outputs.append((storage_span(t), StorageWeakRef(_untyped_storage(t))))
+        return {"concurrency": {"before": before, "after_return": after_return, "after": concurrency()},
+                "apis": api_identities(), "state": backend_state(), "dispatch": dispatch_changes(),
+                "l2": l2_persistence_state(torch.cuda.current_stream(self.device).cuda_stream)
+                if self.device.type == "cuda" else None}
 
     def cmd_settle(self, header: dict, fds: list[int]) -> None:
         """The second half of a ``call`` whose outputs the parent read: sync, pause, re-check."""
@@ -416,24 +417,12 @@ class Harness:
             raise RuntimeError("no call to settle")
         tensors, facts, before, common = pending
         self.settled = tensors
-        self._stream_sync()
-        after_return = concurrency()
-        self.sync()
-        self._pause(header)
-        self.sync()
+        after_return = self._settle_window(header)
         now = [output_facts(t) for t in tensors]
         changed = any(a[k] != b[k] for a, b in zip(now, facts)
                       for k in ("ptr", "shape", "stride", "offset", "dtype", "storage_ptr"))
-        after = concurrency()
-        for t in tensors:
-            self.earlier_outputs.append((storage_span(t), StorageWeakRef(_untyped_storage(t))))
-        self.reply({
-            **common, "identity_changed": changed, "outputs": now,
-            "concurrency": {"before": before, "after_return": after_return, "after": after},
-            "apis": api_identities(), "state": backend_state(), "dispatch": dispatch_changes(),
-            "l2": l2_persistence_state(torch.cuda.current_stream(self.device).cuda_stream)
-            if self.device.type == "cuda" else None,
-        })
+        self.reply({**common, "identity_changed": changed, "outputs": now,
+                    **self._settled(tensors, before, after_return)})
 
     def cmd_time(self, header: dict, fds: list[int]) -> None:
         self.settled = None
