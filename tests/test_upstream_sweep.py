@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 
 REPO = Path(__file__).resolve().parents[1]
 UPSTREAM = REPO.parent / "shared" / "upstream-kernelbench"
@@ -429,3 +430,12 @@ def test_request_summary_sums_the_records_requests_largest_first():
         {"request": "candidate:time", "n": 103, "s": 0.5, "per_ms": 4.85},
         {"request": "candidate:settle", "n": 8, "s": 0.4, "per_ms": 50.0}]
     assert sweep.request_summary(recs, top=1)[0]["request"] == "reference:timed_input"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-only answer")
+def test_timing_paths_says_it_needs_cuda():
+    import subprocess
+
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "timing_paths.py"), "--ids", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "CUDA only" in proc.stderr

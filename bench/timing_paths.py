@@ -1,0 +1,130 @@
+"""Why the judge and the candidate's worker time the same kernel differently (A/A gap).
+
+    python3 bench/timing_paths.py --dataset-path KernelBench --level 1 --ids 47,97,12,19 \
+        --trials 50 --out docs/validation/h200
+
+Run 39 (H200) found identical code timed 13 % slower as the reference in the judge than
+as the candidate in its worker on L1/47, 5.6 % on L1/97, in every run.  One asymmetry of
+the protocol: the judge empties its allocator's cache before every reference sample
+(each reference input set is made after releasing the previous one), so the
+reference's forward allocates from a cold allocator, while the candidate's allocator
+stays warm.  This script times the reference's ``forward`` in one process with the
+protocol's own timed call (L2 flush, hold kernel, events; ``worker_runtime.timed_call``)
+under the conditions that differ between the two paths, each on a fresh input set per
+call made in a fresh allocator pool, as both paths make them:
+
+* ``cold``: ``forward`` allocates from the process's default pool, emptied before every
+  call (the judge today: each reference input set is made after ``empty_cache``);
+* ``warm``: ``forward`` allocates from a pool of its own that lives across the calls
+  (``empty_cache`` keeps a live private pool's free blocks): warm as the candidate's
+  allocator is, and a fix that keeps the judge's releases.
+
+Both empty the cache before every call, which is also what returns the dropped input
+pools' memory.  Prints a table (median event ms per condition, ``cold``/``warm``) and writes
+``timing_paths.json`` under ``--out``.  CUDA only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+CONDITIONS = ("warm", "cold")
+
+
+def _problem(dataset: Path, level: int, pid: int) -> Path:
+    hits = sorted((dataset / f"level{level}").glob(f"{pid}_*.py"))
+    if not hits:
+        raise SystemExit(f"no level {level} problem {pid} under {dataset}")
+    return hits[0]
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"timing_paths_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def measure(path: Path, trials: int, hold_cycles: int) -> dict:
+    """Median event milliseconds of the reference's forward under each condition, interleaved by call."""
+    import torch
+
+    from kernelbench.reward_hardening.worker_runtime import init_cuda_device, seed_generators, timed_call
+
+    device = torch.device("cuda")
+    flush = init_cuda_device(device, None)
+    module = _load(path)
+    seed_generators(42)
+    model = module.Model(*module.get_init_inputs())
+    if isinstance(model, torch.nn.Module):
+        model = model.to(device)
+    own_pool = torch.cuda.MemPool()
+    times: dict[str, list[float]] = {c: [] for c in CONDITIONS}
+    for i in range(trials + 2):  # the first two rounds warm up and are dropped
+        for cond in CONDITIONS:
+            pool = torch.cuda.MemPool()
+            seed_generators(1000 + i)
+            with torch.cuda.use_mem_pool(pool, device), torch.device(device):
+                inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in module.get_inputs()]
+            torch.cuda.empty_cache()
+            ctx = torch.cuda.use_mem_pool(own_pool, device) if cond == "warm" else contextlib.nullcontext()
+            with ctx:
+                out, stamps = timed_call(lambda: model(*inputs), device, flush, hold_cycles)
+            del out, inputs, pool
+            if i >= 2:
+                times[cond].append(float(stamps["event_ms"]))
+    torch.cuda.empty_cache()
+    med = {c: statistics.median(v) for c, v in times.items()}
+    return {"median_ms": {c: round(m, 5) for c, m in med.items()},
+            "ratio_to_warm": {c: round(med[c] / med["warm"], 4) for c in CONDITIONS},
+            "samples": {c: [round(x, 5) for x in v] for c, v in times.items()}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dataset-path", default="KernelBench")
+    ap.add_argument("--level", type=int, default=1)
+    ap.add_argument("--ids", default="47,97")
+    ap.add_argument("--trials", type=int, default=30)
+    ap.add_argument("--hold-cycles", type=int, default=300_000, help="the hold kernel's cycles (the default config's)")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    import torch
+
+    if not torch.cuda.is_available():
+        print("timing_paths: CUDA only", file=sys.stderr)
+        return 2
+    dataset = Path(args.dataset_path)
+    if not dataset.is_absolute():
+        dataset = REPO / dataset
+    rows, t0 = {}, time.monotonic()
+    for pid in [int(x) for x in args.ids.split(",") if x.strip()]:
+        path = _problem(dataset, args.level, pid)
+        rows[path.name] = r = measure(path, args.trials, args.hold_cycles)
+        print(f"[timing_paths] L{args.level}/{path.name}: " + ", ".join(
+            f"{c} {r['median_ms'][c]:.4f} ms ({r['ratio_to_warm'][c]:.3f})" for c in CONDITIONS), flush=True)
+    from tabulate import tabulate
+
+    print(tabulate([[name, *(r["median_ms"][c] for c in CONDITIONS), *(r["ratio_to_warm"][c] for c in CONDITIONS[1:])]
+                    for name, r in rows.items()],
+                   headers=["problem", *(f"{c} ms" for c in CONDITIONS), *(f"{c}/warm" for c in CONDITIONS[1:])]))
+    print(f"{len(rows)} problems, {args.trials} calls per condition, {time.monotonic() - t0:.0f} s")
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "timing_paths.json").write_text(json.dumps({"args": vars(args), "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
