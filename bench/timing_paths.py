@@ -19,8 +19,13 @@ call made in a fresh allocator pool, as both paths make them:
   (``empty_cache`` keeps a live private pool's free blocks): warm as the candidate's
   allocator is, and a fix that keeps the judge's releases.
 
-Both empty the cache before every call, which is also what returns the dropped input
-pools' memory.  Prints a table (median event ms per condition, ``cold``/``warm``) and writes
+* ``warm_rest``: as ``warm``, with the device synchronised and 5 ms of rest between
+  making the inputs and timing (in the judge the reference is timed right after its
+  input set is generated; the candidate's call comes a few milliseconds of fingerprints,
+  staging and messages later: a power-limited GPU may clock differently).
+
+All empty the cache before every call, which is also what returns the dropped input
+pools' memory.  Prints a table (median event ms per condition, each over ``warm``) and writes
 ``timing_paths.json`` under ``--out``.  CUDA only.
 """
 
@@ -38,7 +43,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-CONDITIONS = ("warm", "cold")
+CONDITIONS = ("warm", "cold", "warm_rest")
 
 
 def _problem(dataset: Path, level: int, pid: int) -> Path:
@@ -77,7 +82,10 @@ def measure(path: Path, trials: int, hold_cycles: int) -> dict:
             with torch.cuda.use_mem_pool(pool, device), torch.device(device):
                 inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in module.get_inputs()]
             torch.cuda.empty_cache()
-            ctx = torch.cuda.use_mem_pool(own_pool, device) if cond == "warm" else contextlib.nullcontext()
+            if cond == "warm_rest":
+                torch.cuda.synchronize(device)
+                time.sleep(0.005)
+            ctx = torch.cuda.use_mem_pool(own_pool, device) if cond != "cold" else contextlib.nullcontext()
             with ctx:
                 out, stamps = timed_call(lambda: model(*inputs), device, flush, hold_cycles)
             del out, inputs, pool
