@@ -34,3 +34,18 @@ def test_cuda_records_event_and_host_times():
     read = record["reward_hardening"]["capabilities"]["trusted_output_read"]
     assert read["status"] == "AVAILABLE" and "0 failed" in read["detail"], read
     assert record["metadata"]["gpu_memory"]["peak_allocated_bytes"] > 0
+
+
+def test_identical_code_is_timed_alike_on_both_sides():
+    """The reference renamed to ModelNew: the judge's and the candidate's timing of one ~50 us kernel agree.
+
+    Before the reference's forward allocated from a warm pool, every reference sample
+    allocated its output after the judge had emptied its cache, and ~50 us references
+    were timed at up to 0.13 ms on the H200 (speedups of 2.5x for identical code).
+    """
+    ref = problem_source(get_fixture("benign_cuda_add"))
+    cand = ref.replace("class Model(", "class ModelNew(")
+    record = evaluate_hardened(ref, cand, HardeningConfig(mode="enforce", policy="practical", device="cuda",
+                                                          timeout=300, num_perf_trials=50))
+    point = record["reward_hardening"]["speedup"]["point"]
+    assert 0.8 < point < 1.25, record["reward_hardening"]["speedup"]

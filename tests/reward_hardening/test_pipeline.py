@@ -251,3 +251,14 @@ def test_settle_pause_only_where_asked_unless_a_call_left_work_behind():
     assert settle["n"] == probes and settle["ms"] >= probes * 250
     codes = {f["code"] for f in record["reward_hardening"]["findings"]}
     assert "RH-21" in codes and "RH-18" not in codes  # changed after return, not simply wrong
+
+
+def test_judge_profile_is_written_where_the_diagnostic_asks(tmp_path, monkeypatch):
+    import pstats
+
+    monkeypatch.setenv("KERNELGUARD_PROFILE_DIR", str(tmp_path / "prof"))
+    ref, sol = _problem(1, "1_Elementwise_add.py")
+    assert evaluate_hardened(ref, sol, _cfg())["reward_hardening"]["integrity_status"] == "PASS"
+    (path,) = (tmp_path / "prof").glob("judge-*.prof")
+    funcs = {name for (_, _, name) in pstats.Stats(str(path)).stats}
+    assert {"cmd_probe", "cmd_timed_input", "cmd_ref_time"} <= funcs
