@@ -178,6 +178,10 @@ def test_failing_reference_is_unsupported_not_the_candidates_fail():
     assert rh["integrity_status"] == "UNSUPPORTED" and rh["verified_runtime"] is None
     assert "RH-33" in {f["code"] for f in rh["findings"]}
     _validate(record)
+    # the candidate's worker, started while the judge loaded, was stopped with it
+    from kernelbench import procs
+
+    assert not procs._LIVE
 
 
 def test_evaluator_fault_fails_closed(monkeypatch):
