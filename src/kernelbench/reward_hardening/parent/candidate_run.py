@@ -104,8 +104,8 @@ class CandidateRun(CorrectnessProbes, TimedCalls):
         self.handle = start_worker("candidate", workspace, src_path, self.cfg, self.device)
 
     def abandon(self) -> None:
-        """Stop a started worker whose run will not happen (the judge's session failed)."""
-        if self.handle is not None:
+        """Stop a worker started for a run that never came (the judge failed first); else nothing."""
+        if self.handle is not None and not self.ev.candidate_started:
             self.handle.close()
             self.handle.unit.sweep(self.handle.process.exitcode if self.handle.process is not None else None)
 

@@ -111,6 +111,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
         session = ReferenceSession(reference_src, cfg, device, workdir)
     root = tempfile.mkdtemp(prefix="kernelguard_", dir=workdir)
     rng = random.Random(secrets.randbits(64))
+    run = None
     try:
         session.request_log = ev.judge_requests  # this sample's judge requests, timed (record: request_ms)
         reused = session.started  # started by an earlier sample (a batch's, the red team's)
@@ -118,11 +119,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
         try:
             if not reused:  # the candidate's worker starts while the judge loads the reference
                 run.start(candidate_src)
-            try:
-                session.start()
-            except BaseException:
-                run.abandon()
-                raise
+            session.start()
             ev.memory_plan = session.plan.as_dict() if session.plan is not None else {}
             # with interleaving on, the reference's runtime is its blocks between the candidate's
             # (same conditions as the candidate's calls); a separate run only when it is off
@@ -160,6 +157,8 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
     except Exception as exc:
         return records.evaluator_error_record(cfg, f"{type(exc).__name__}: {exc}")
     finally:
+        if run is not None:
+            run.abandon()  # a worker started beside the judge whose run never came (the judge failed)
         shutil.rmtree(root, ignore_errors=True)
         if own_session:
             session.close()
