@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import statistics
 import sys
@@ -42,35 +41,25 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "bench"))
+
+from upstream_sweep import load_problems, parse_ids  # noqa: E402
 
 CONDITIONS = ("warm", "cold", "warm_rest")
 
 
-def _problem(dataset: Path, level: int, pid: int) -> Path:
-    hits = sorted((dataset / f"level{level}").glob(f"{pid}_*.py"))
-    if not hits:
-        raise SystemExit(f"no level {level} problem {pid} under {dataset}")
-    return hits[0]
-
-
-def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"timing_paths_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def measure(path: Path, trials: int, hold_cycles: int) -> dict:
+def measure(source: str, trials: int, hold_cycles: int) -> dict:
     """Median event milliseconds of the reference's forward under each condition, interleaved by call."""
     import torch
 
+    from kernelbench.loading import load_original_model_and_inputs
     from kernelbench.reward_hardening.worker_runtime import init_cuda_device, seed_generators, timed_call
 
     device = torch.device("cuda")
     flush = init_cuda_device(device, None)
-    module = _load(path)
+    model_cls, get_init_inputs, get_inputs = load_original_model_and_inputs(source)
     seed_generators(42)
-    model = module.Model(*module.get_init_inputs())
+    model = model_cls(*get_init_inputs())
     if isinstance(model, torch.nn.Module):
         model = model.to(device)
     own_pool = torch.cuda.MemPool()
@@ -80,7 +69,7 @@ def measure(path: Path, trials: int, hold_cycles: int) -> dict:
             pool = torch.cuda.MemPool()
             seed_generators(1000 + i)
             with torch.cuda.use_mem_pool(pool, device), torch.device(device):
-                inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in module.get_inputs()]
+                inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in get_inputs()]
             torch.cuda.empty_cache()
             if cond == "warm_rest":
                 torch.cuda.synchronize(device)
@@ -113,13 +102,11 @@ def main() -> int:
         print("timing_paths: CUDA only", file=sys.stderr)
         return 2
     dataset = Path(args.dataset_path)
-    if not dataset.is_absolute():
-        dataset = REPO / dataset
     rows, t0 = {}, time.monotonic()
-    for pid in [int(x) for x in args.ids.split(",") if x.strip()]:
-        path = _problem(dataset, args.level, pid)
-        rows[path.name] = r = measure(path, args.trials, args.hold_cycles)
-        print(f"[timing_paths] L{args.level}/{path.name}: " + ", ".join(
+    for problem in load_problems(str(dataset if dataset.is_absolute() else REPO / dataset), args.level,
+                                 parse_ids(args.ids)):
+        rows[problem.name] = r = measure(problem.code, args.trials, args.hold_cycles)
+        print(f"[timing_paths] L{args.level}/{problem.name}: " + ", ".join(
             f"{c} {r['median_ms'][c]:.4f} ms ({r['ratio_to_warm'][c]:.3f})" for c in CONDITIONS), flush=True)
     from tabulate import tabulate
 
