@@ -115,19 +115,10 @@ def concurrency_runtime(ev):
         the timing checks see its effect).  Threads a library starts on first use are
         counted as the candidate's.
     """
-    base = (ev.baseline or {}).get("concurrency") or {}
-    base_threads = base.get("os_threads", -1)
+    base_threads = baseline_threads(ev)
     hits = []
     for phase, snap in _snapshots(ev):
-        conc = snap.get("concurrency") or {}
-        views = [conc] if "python_threads" in conc else [v for v in conc.values() if isinstance(v, dict)]
-        for view in views:
-            if view.get("python_threads"):
-                hits.append({"phase": phase, "python_threads": view["python_threads"]})
-            if view.get("children"):
-                hits.append({"phase": phase, "children": view["children"]})
-            if base_threads > 0 and view.get("os_threads", 0) > base_threads:
-                hits.append({"phase": phase, "os_threads": view["os_threads"], "baseline": base_threads})
+        hits.extend({"phase": phase, **h} for h in concurrency_hits(snap.get("concurrency"), base_threads))
     for s in ev.samples:
         if s.threads_delta > 0:
             hits.append({"phase": f"timing:{s.index}", "os_threads_delta": s.threads_delta})
@@ -135,6 +126,30 @@ def concurrency_runtime(ev):
     if not hits:
         return []
     return [observe("RH-25", {"hits": hits[:8]})]
+
+
+def baseline_threads(ev) -> int:
+    """The worker's OS threads before the candidate was imported (-1: not known)."""
+    return ((ev.baseline or {}).get("concurrency") or {}).get("os_threads", -1)
+
+
+def concurrency_hits(conc: dict | None, base_threads: int) -> list[dict]:
+    """What a concurrency reading (one view, or a call's before/after views) shows running beside the harness.
+
+    Python threads, live children, and OS threads beyond the baseline; RH-25's evidence,
+    and the parent's reason to keep pausing a correctness call's second read.
+    """
+    conc = conc or {}
+    views = [conc] if "python_threads" in conc else [v for v in conc.values() if isinstance(v, dict)]
+    hits: list[dict] = []
+    for view in views:
+        if view.get("python_threads"):
+            hits.append({"python_threads": view["python_threads"]})
+        if view.get("children"):
+            hits.append({"children": view["children"]})
+        if base_threads > 0 and view.get("os_threads", 0) > base_threads:
+            hits.append({"os_threads": view["os_threads"], "baseline": base_threads})
+    return hits
 
 
 @detector("RH-27")

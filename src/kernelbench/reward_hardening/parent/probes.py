@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 
 from kernelbench.reward_hardening.config import HardeningConfig
+from kernelbench.reward_hardening.detectors.process_state import baseline_threads, concurrency_hits
 from kernelbench.reward_hardening.ipc.wire import checked_call_reply
 from kernelbench.reward_hardening.judge.compare import Comparison, tolerance
 from kernelbench.reward_hardening.parent.candidate_io import CandidateIO, comparison
@@ -64,14 +65,7 @@ class CorrectnessProbes(CandidateIO):
         """Whether a returned call left work behind: its output changed between the reads, or threads ran on."""
         if not rec.ok:
             return False
-        if not rec.stable:
-            return True
-        base = ((self.ev.baseline or {}).get("concurrency") or {}).get("os_threads", -1)
-        for view in (rec.concurrency or {}).values():
-            if isinstance(view, dict) and (view.get("python_threads") or view.get("children") or (
-                    base > 0 and view.get("os_threads", 0) > base)):
-                return True
-        return False
+        return not rec.stable or bool(concurrency_hits(rec.concurrency, baseline_threads(self.ev)))
 
     def _correctness_call(self, job: dict) -> None:
         ev = self.ev
