@@ -100,7 +100,6 @@ from kernelbench.reward_hardening.candidate.profiling import profile_forward
 
 __all__ = ["Harness", "MARKER_KERNEL", "exact_outputs", "split_marker", "worker_main"]
 
-_manual_seed = seed_generators  # bound before any candidate code runs
 _set_memory_fraction = torch.cuda.set_per_process_memory_fraction
 _gc_collect, _gc_freeze = gc.collect, gc.freeze
 
@@ -344,7 +343,7 @@ class Harness:
         """
         rng = header.get("rng")
         if isinstance(rng, int) and not isinstance(rng, bool):
-            _manual_seed(rng)
+            seed_generators(rng)
 
     def cmd_call(self, header: dict, fds: list[int]) -> None:
         self.settled = None

@@ -257,5 +257,4 @@ def fingerprint(t: torch.Tensor) -> tuple[int, int, int]:
         acc[0] += tail.sum()
         acc[1] += weighted * 7919
         acc[2] += weighted
-    s1, s2, s3 = acc.tolist()
-    return s1, s2, s3
+    return tuple(acc.tolist())
