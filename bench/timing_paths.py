@@ -22,7 +22,13 @@ call made in a fresh allocator pool, as both paths make them:
 * ``warm_rest``: as ``warm``, with the device synchronised and 5 ms of rest between
   making the inputs and timing (in the judge the reference is timed right after its
   input set is generated; the candidate's call comes a few milliseconds of fingerprints,
-  staging and messages later: a power-limited GPU may clock differently).
+  staging and messages later: a power-limited GPU may clock differently);
+* ``warm_read``: as ``warm``, with every input read once between making it and timing
+  (the judge fingerprints the candidate's timed inputs; the reference's are not read);
+* ``no_hold``: as ``warm`` without the hold kernel before the call;
+* ``ipc``: the inputs go to a second process through PyTorch's CUDA IPC (the mechanism
+  the judge lends the candidate's inputs with) and that process, with its own warm
+  allocator and flush buffer, times the same ``forward`` (the candidate's side).
 
 All empty the cache before every call, which is also what returns the dropped input
 pools' memory.  Prints a table (median event ms per condition, each over ``warm``) and writes
@@ -45,15 +51,14 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from upstream_sweep import load_problems, parse_ids  # noqa: E402
 
-CONDITIONS = ("warm", "cold", "warm_rest")
+CONDITIONS = ("warm", "cold", "warm_rest", "warm_read", "no_hold", "ipc")
 
 
-def measure(source: str, trials: int, hold_cycles: int) -> dict:
-    """Median event milliseconds of the reference's forward under each condition, interleaved by call."""
+def _build(source: str):
     import torch
 
     from kernelbench.loading import load_original_model_and_inputs
-    from kernelbench.reward_hardening.worker_runtime import init_cuda_device, seed_generators, timed_call
+    from kernelbench.reward_hardening.worker_runtime import init_cuda_device, seed_generators
 
     device = torch.device("cuda")
     flush = init_cuda_device(device, None)
@@ -62,6 +67,40 @@ def measure(source: str, trials: int, hold_cycles: int) -> dict:
     model = model_cls(*get_init_inputs())
     if isinstance(model, torch.nn.Module):
         model = model.to(device)
+    return device, flush, model, get_inputs
+
+
+def _ipc_side(source: str, hold_cycles: int, requests, replies) -> None:
+    """The second process of the ``ipc`` condition: times ``forward`` on the inputs it is sent."""
+    import torch
+
+    from kernelbench.reward_hardening.worker_runtime import timed_call
+
+    device, flush, model, _ = _build(source)
+    replies.put("ready")
+    while True:
+        inputs = requests.get()
+        if inputs is None:
+            return
+        out, stamps = timed_call(lambda: model(*inputs), device, flush, hold_cycles)
+        del out, inputs
+        torch.cuda.synchronize(device)
+        replies.put(float(stamps["event_ms"]))
+
+
+def measure(source: str, trials: int, hold_cycles: int) -> dict:
+    """Median event milliseconds of the reference's forward under each condition, interleaved by call."""
+    import torch
+    import torch.multiprocessing as tmp
+
+    from kernelbench.reward_hardening.worker_runtime import seed_generators, timed_call
+
+    device, flush, model, get_inputs = _build(source)
+    ctx_mp = tmp.get_context("spawn")
+    requests, replies = ctx_mp.Queue(), ctx_mp.Queue()
+    side = ctx_mp.Process(target=_ipc_side, args=(source, hold_cycles, requests, replies), daemon=True)
+    side.start()
+    replies.get(timeout=300)
     own_pool = torch.cuda.MemPool()
     times: dict[str, list[float]] = {c: [] for c in CONDITIONS}
     for i in range(trials + 2):  # the first two rounds warm up and are dropped
@@ -74,12 +113,26 @@ def measure(source: str, trials: int, hold_cycles: int) -> dict:
             if cond == "warm_rest":
                 torch.cuda.synchronize(device)
                 time.sleep(0.005)
-            ctx = torch.cuda.use_mem_pool(own_pool, device) if cond != "cold" else contextlib.nullcontext()
-            with ctx:
-                out, stamps = timed_call(lambda: model(*inputs), device, flush, hold_cycles)
-            del out, inputs, pool
+            if cond == "warm_read":
+                for v in inputs:
+                    if isinstance(v, torch.Tensor) and v.numel():
+                        v.sum()
+            if cond == "ipc":
+                torch.cuda.synchronize(device)
+                requests.put(inputs)
+                ms = replies.get(timeout=300)
+            else:
+                ctx = torch.cuda.use_mem_pool(own_pool, device) if cond != "cold" else contextlib.nullcontext()
+                with ctx:
+                    out, stamps = timed_call(lambda: model(*inputs), device, flush,
+                                             0 if cond == "no_hold" else hold_cycles)
+                ms = float(stamps["event_ms"])
+                del out
+            del inputs, pool
             if i >= 2:
-                times[cond].append(float(stamps["event_ms"]))
+                times[cond].append(ms)
+    requests.put(None)
+    side.join(timeout=60)
     torch.cuda.empty_cache()
     med = {c: statistics.median(v) for c, v in times.items()}
     return {"median_ms": {c: round(m, 5) for c, m in med.items()},
