@@ -60,7 +60,7 @@ def _build(source: str):
     from kernelbench.loading import load_original_model_and_inputs
     from kernelbench.reward_hardening.worker_runtime import init_cuda_device, seed_generators
 
-    device = torch.device("cuda")
+    device = torch.device("cuda", 0)
     flush = init_cuda_device(device, None)
     model_cls, get_init_inputs, get_inputs = load_original_model_and_inputs(source)
     seed_generators(42)

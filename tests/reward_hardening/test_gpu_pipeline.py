@@ -4,6 +4,7 @@ import pytest
 
 from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
 from kernelbench.reward_hardening.config import default_build_dir
+from kernelbench.reward_hardening.parent.pipeline import ReferenceSession
 from kernelbench.reward_hardening.fixtures import fixture_source, get_fixture, observed_matches, problem_source
 
 pytestmark = pytest.mark.gpu
@@ -45,7 +46,11 @@ def test_identical_code_is_timed_alike_on_both_sides():
     """
     ref = problem_source(get_fixture("benign_cuda_add"))
     cand = ref.replace("class Model(", "class ModelNew(")
-    record = evaluate_hardened(ref, cand, HardeningConfig(mode="enforce", policy="practical", device="cuda",
-                                                          timeout=300, num_perf_trials=50))
+    cfg = HardeningConfig(mode="enforce", policy="practical", device="cuda", timeout=300, num_perf_trials=50)
+    session = ReferenceSession(ref, cfg, "cuda:0")  # the batch path: interleaved reference blocks
+    try:
+        record = evaluate_hardened(ref, cand, cfg, session=session)
+    finally:
+        session.close()
     point = record["reward_hardening"]["speedup"]["point"]
     assert 0.8 < point < 1.25, record["reward_hardening"]["speedup"]
