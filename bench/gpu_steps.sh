@@ -39,6 +39,7 @@ for s in "$@"; do
              --ids "${IDS:?set IDS}" --batch-timeout "${BT:-270}" --work-dir "${WORK:-/tmp/kg_sweep}" \
              --out "$OUT" --name "${NAME:-l1}" ;;
     paths) step timing_paths python3 bench/timing_paths.py --dataset-path KernelBench --level "${LEVEL:-1}" \
+             --conditions "${CONDS:-warm,cold,warm_rest,warm_read,no_hold,ipc,reuse,persist,ipc_reuse}" --block "${BLOCK:-1}" \
              --ids "${IDS:-47,97,12,19}" --trials "${TRIALS:-30}" --out "$OUT" ;;
     aa) step "aa_${NAME:-l1}" python3 bench/aa_calibration.py --dataset-path KernelBench --device cuda \
           --level "${LEVEL:-1}" --ids "${IDS:?set IDS}" --runs "${RUNS:-5}" --arms "${ARMS:-aa,slow_candidate,slow_reference}" \

@@ -28,7 +28,12 @@ call made in a fresh allocator pool, as both paths make them:
 * ``no_hold``: as ``warm`` without the hold kernel before the call;
 * ``ipc``: the inputs go to a second process through PyTorch's CUDA IPC (the mechanism
   the judge lends the candidate's inputs with) and that process, with its own warm
-  allocator and flush buffer, times the same ``forward`` (the candidate's side).
+  allocator and flush buffer, times the same ``forward`` (the candidate's side);
+* ``reuse``: as ``warm``, but every call's fresh values are copied into one input set
+  allocated once (the same device memory on every call);
+* ``persist``: as ``warm``, with every call's input set made in one pool that lives across
+  the calls (the allocator hands the freed set's blocks to the next one);
+* ``ipc_reuse``: ``reuse``'s input set, timed by the second process.
 
 All empty the cache before every call, which is also what returns the dropped input
 pools' memory.  Prints a table (median event ms per condition, each over ``warm``) and writes
@@ -51,7 +56,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from upstream_sweep import load_problems, parse_ids  # noqa: E402
 
-CONDITIONS = ("warm", "cold", "warm_rest", "warm_read", "no_hold", "ipc")
+CONDITIONS = ("warm", "cold", "warm_rest", "warm_read", "no_hold", "ipc", "reuse", "persist", "ipc_reuse")
 
 
 def _build(source: str):
@@ -88,8 +93,13 @@ def _ipc_side(source: str, hold_cycles: int, requests, replies) -> None:
         replies.put(float(stamps["event_ms"]))
 
 
-def measure(source: str, trials: int, hold_cycles: int) -> dict:
-    """Median event milliseconds of the reference's forward under each condition, interleaved by call."""
+def measure(source: str, trials: int, hold_cycles: int, conditions: tuple = CONDITIONS, block: int = 1) -> dict:
+    """Median event milliseconds of the reference's forward under each condition.
+
+    The conditions take turns in runs of ``block`` consecutive calls (1: by call), so a
+    state one call leaves for the next (which process ran last, which memory) shows as a
+    difference between the first call of a run and the later ones (``by_position``).
+    """
     import torch
     import torch.multiprocessing as tmp
 
@@ -101,14 +111,23 @@ def measure(source: str, trials: int, hold_cycles: int) -> dict:
     side = ctx_mp.Process(target=_ipc_side, args=(source, hold_cycles, requests, replies), daemon=True)
     side.start()
     replies.get(timeout=300)
-    own_pool = torch.cuda.MemPool()
-    times: dict[str, list[float]] = {c: [] for c in CONDITIONS}
-    for i in range(trials + 2):  # the first two rounds warm up and are dropped
-        for cond in CONDITIONS:
-            pool = torch.cuda.MemPool()
-            seed_generators(1000 + i)
+    own_pool, persist_pool, kept = torch.cuda.MemPool(), torch.cuda.MemPool(), None
+    times: dict[str, list[float]] = {c: [] for c in conditions}
+    positions: dict[str, list[list[float]]] = {c: [[] for _ in range(block)] for c in conditions}
+    rounds = -(-trials // block)
+    for i in range(rounds + 1):  # the first round warms up and is dropped
+        for cond, pos in ((c, p) for c in conditions for p in range(block)):
+            pool = persist_pool if cond == "persist" else torch.cuda.MemPool()
+            seed_generators(1000 + i * block + pos)
             with torch.cuda.use_mem_pool(pool, device), torch.device(device):
                 inputs = [v.to(device) if isinstance(v, torch.Tensor) else v for v in get_inputs()]
+            if cond in ("reuse", "ipc_reuse"):
+                if kept is None:
+                    kept = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
+                for k, v in zip(kept, inputs):
+                    if isinstance(v, torch.Tensor):
+                        k.copy_(v)
+                inputs = list(kept)
             torch.cuda.empty_cache()
             if cond == "warm_rest":
                 torch.cuda.synchronize(device)
@@ -117,7 +136,7 @@ def measure(source: str, trials: int, hold_cycles: int) -> dict:
                 for v in inputs:
                     if isinstance(v, torch.Tensor) and v.numel():
                         v.sum()
-            if cond == "ipc":
+            if cond in ("ipc", "ipc_reuse"):
                 torch.cuda.synchronize(device)
                 requests.put(inputs)
                 ms = replies.get(timeout=300)
@@ -129,14 +148,18 @@ def measure(source: str, trials: int, hold_cycles: int) -> dict:
                 ms = float(stamps["event_ms"])
                 del out
             del inputs, pool
-            if i >= 2:
+            if i >= 1:
                 times[cond].append(ms)
+                positions[cond][pos].append(ms)
+    del kept
     requests.put(None)
     side.join(timeout=60)
     torch.cuda.empty_cache()
     med = {c: statistics.median(v) for c, v in times.items()}
+    base = med.get("warm", next(iter(med.values())))
     return {"median_ms": {c: round(m, 5) for c, m in med.items()},
-            "ratio_to_warm": {c: round(med[c] / med["warm"], 4) for c in CONDITIONS},
+            "ratio_to_warm": {c: round(med[c] / base, 4) for c in conditions},
+            "by_position": {c: [round(statistics.median(v), 5) for v in positions[c] if v] for c in conditions},
             "samples": {c: [round(x, 5) for x in v] for c, v in times.items()}}
 
 
@@ -147,8 +170,14 @@ def main() -> int:
     ap.add_argument("--ids", default="47,97")
     ap.add_argument("--trials", type=int, default=30)
     ap.add_argument("--hold-cycles", type=int, default=300_000, help="the hold kernel's cycles (the default config's)")
+    ap.add_argument("--conditions", default=",".join(CONDITIONS), help="comma-separated, from: " + ", ".join(CONDITIONS))
+    ap.add_argument("--block", type=int, default=1, help="consecutive calls per condition before the next one's turn")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    conditions = tuple(c for c in args.conditions.split(",") if c)
+    unknown = sorted(set(conditions) - set(CONDITIONS))
+    if unknown:
+        ap.error(f"unknown conditions: {unknown}")
     import torch
 
     if not torch.cuda.is_available():
@@ -158,14 +187,15 @@ def main() -> int:
     rows, t0 = {}, time.monotonic()
     for problem in load_problems(str(dataset if dataset.is_absolute() else REPO / dataset), args.level,
                                  parse_ids(args.ids)):
-        rows[problem.name] = r = measure(problem.code, args.trials, args.hold_cycles)
+        rows[problem.name] = r = measure(problem.code, args.trials, args.hold_cycles, conditions, args.block)
         print(f"[timing_paths] L{args.level}/{problem.name}: " + ", ".join(
-            f"{c} {r['median_ms'][c]:.4f} ms ({r['ratio_to_warm'][c]:.3f})" for c in CONDITIONS), flush=True)
+            f"{c} {r['median_ms'][c]:.4f} ms ({r['ratio_to_warm'][c]:.3f}; by position {r['by_position'][c]})"
+            for c in conditions), flush=True)
     from tabulate import tabulate
 
-    print(tabulate([[name, *(r["median_ms"][c] for c in CONDITIONS), *(r["ratio_to_warm"][c] for c in CONDITIONS[1:])]
+    print(tabulate([[name, *(r["median_ms"][c] for c in conditions), *(r["ratio_to_warm"][c] for c in conditions[1:])]
                     for name, r in rows.items()],
-                   headers=["problem", *(f"{c} ms" for c in CONDITIONS), *(f"{c}/warm" for c in CONDITIONS[1:])]))
+                   headers=["problem", *(f"{c} ms" for c in conditions), *(f"{c}/{conditions[0]}" for c in conditions[1:])]))
     print(f"{len(rows)} problems, {args.trials} calls per condition, {time.monotonic() - t0:.0f} s")
     if args.out:
         out = Path(args.out)

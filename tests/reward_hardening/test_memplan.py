@@ -77,3 +77,15 @@ def test_host_limit_counts_parameters_and_the_judges_footprint():
     assert base == cfg.host_memory_base_bytes
     assert _host_limit(cfg, "cuda:0", 0, param_bytes=8 * G) == base + int(cfg.host_memory_param_factor * 8 * G)
     assert _host_limit(cfg, "cuda:0", 0, reference_rss_bytes=10 * G) == int(cfg.host_memory_reference_factor * 10 * G)
+
+
+def test_the_reference_twin_gets_the_reference_footprint_only_where_the_candidate_keeps_its_minimum():
+    small = memplan.plan_memory(H200, 100 << 20, 100 << 20, 0, 0)
+    assert small.twin_bytes == small.min_candidate_bytes
+    assert small.judge_bytes + small.candidate_bytes + small.twin_bytes <= H200
+    big = memplan.plan_memory(H200, 6 * G, 6 * G, 0, 0)  # room for all three on the H200
+    assert big.twin_bytes == big.min_candidate_bytes and big.candidate_bytes >= big.min_candidate_bytes
+    assert big.judge_bytes + big.candidate_bytes + big.twin_bytes <= H200
+    tight = memplan.plan_memory(A100_80, 6 * G, 6 * G, 0, 0)  # no room beside the candidate's minimum
+    assert tight.fits and tight.twin_bytes == 0 and tight.twin_fraction == 0
+    assert tight.candidate_bytes >= tight.min_candidate_bytes

@@ -125,6 +125,10 @@ class HardeningConfig:
     # even blocks, after odd ones); 0 in either switches interleaving off
     interleave_blocks: int = 10
     interleave_reference_samples: int = 5
+    # CUDA: the reference's interleaved samples are timed in its twin, a worker of the
+    # candidate's own kind (parent.twin), so both sides are timed along one path; False
+    # (or no room for it in the memory plan) lets the judge time them
+    reference_twin: bool = True
     speedup_confidence: float = 0.99  # level of each one-sided bound
     speedup_resamples: int = 2000  # bootstrap resamples
     # RH-54 (info): the timing was too noisy for the bound to mean much when either side's

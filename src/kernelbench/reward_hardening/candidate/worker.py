@@ -288,9 +288,12 @@ class Harness:
         init_inputs = [v.to("cpu").clone() if _type(v) is _Tensor else v
                        for v in self._inputs(header.get("init_inputs", []), fds)]
         self.module = self._load_module(self.spec["source_path"], "candidate_program")
-        cls = getattr(self.module, "ModelNew", None)
+        # the reference's twin (parent.twin) loads the reference program's ``Model`` here;
+        # a candidate is always asked for ``ModelNew``
+        name = "Model" if self.spec.get("role") == "twin" else "ModelNew"
+        cls = getattr(self.module, name, None)
         if cls is None:
-            raise AttributeError("candidate does not define ModelNew")
+            raise AttributeError(f"candidate does not define {name}")
         init_inputs = [v.to(self.dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
                        for v in init_inputs]
         with torch.no_grad():

@@ -150,6 +150,10 @@ class Evidence:
     # where ``reference_samples`` came from: "session" (the judge's own run before the
     # candidate, reused across a problem's samples) or "interleaved" (the blocks above)
     reference_timing: str = "session"
+    # who timed the interleaved reference samples: "twin" (a candidate-kind worker, parent.twin)
+    # or "judge"; reference_timer_note says why not the twin
+    reference_timer: str = "judge"
+    reference_timer_note: str | None = None
     reference_hold: dict = field(default_factory=dict)  # frozen_blocks, unheld_blocks, failures
     host_load: list[int] = field(default_factory=list)  # other runnable processes, at each reference block
     usable_cpus: int = 0  # CPUs the evaluator may run on

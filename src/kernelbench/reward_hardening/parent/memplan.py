@@ -24,6 +24,13 @@ runs.  The candidate's budget is ``CANDIDATE_FACTOR`` times that minimum (at lea
 ``CANDIDATE_FLOOR_BYTES``), and never more than the judge leaves: room for an honest
 kernel with a different algorithm than the reference's, not the whole card.
 
+The reference's interleaved timed calls run in a third process, the reference's
+*twin* (:mod:`.twin`), which holds what an honest candidate holds at least
+(``min_candidate_bytes``).  It gets that much (``twin_bytes``) when the device has it
+beside the judge and a candidate budget of at least its minimum (the candidate's
+budget shrinks to make room, never below that minimum); otherwise ``twin_bytes`` is 0
+and the judge times the reference itself (the record says which).
+
 A candidate that runs out of memory is at fault only when it asked for more than the
 plan gave it (``candidate_bytes``, stated in the record); an allocation that failed
 below that budget is the evaluator's limit (RH-47, UNSUPPORTED), never a wrong answer.
@@ -65,6 +72,11 @@ class MemoryPlan:
     fits: bool
     source: str  # where the sizes came from: "meta", "measured" or "meta+measured"
     judge_need_bytes: int = 0  # the judge's estimated peak (judge_need)
+    twin_bytes: int = 0  # the reference twin's allocator cap; 0: no room, the judge times the reference
+
+    @property
+    def twin_fraction(self) -> float:
+        return min(1.0, self.twin_bytes / self.total_bytes)
 
     @property
     def judge_fraction(self) -> float:
@@ -78,6 +90,7 @@ class MemoryPlan:
         out = asdict(self)
         out["judge_fraction"] = round(self.judge_fraction, 4)
         out["candidate_fraction"] = round(self.candidate_fraction, 4)
+        out["twin_fraction"] = round(self.twin_fraction, 4)
         return out
 
     def why_not(self) -> str:
@@ -120,6 +133,8 @@ def plan_memory(total_bytes: int, input_bytes: int, output_bytes: int, param_byt
     # estimate alone fell short there), and never so much that the candidate's minimum is lost
     judge_cap = max(int(JUDGE_MARGIN * judge), int(JUDGE_FLOOR_FRACTION * total_bytes))
     judge_cap = max(min(judge_cap, usable - min_candidate), judge)
-    candidate = int(min(max(usable - judge_cap, 0), max(CANDIDATE_FACTOR * min_candidate, CANDIDATE_FLOOR_BYTES)))
+    room = max(usable - judge_cap, 0)
+    twin = min_candidate if fits and room - min_candidate >= min_candidate else 0
+    candidate = int(min(room - twin, max(CANDIDATE_FACTOR * min_candidate, CANDIDATE_FLOOR_BYTES)))
     return MemoryPlan(int(total_bytes), int(input_bytes), int(output_bytes), int(param_bytes), workspace, lean,
-                      judge_cap, candidate, min_candidate, fits, source, judge_need_bytes=judge)
+                      judge_cap, candidate, min_candidate, fits, source, judge_need_bytes=judge, twin_bytes=int(twin))

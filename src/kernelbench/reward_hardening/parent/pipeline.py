@@ -37,6 +37,7 @@ from kernelbench.reward_hardening.parent.candidate_io import phase_time
 from kernelbench.reward_hardening.parent.candidate_run import CandidateRun
 from kernelbench.reward_hardening.parent.evidence import Evidence
 from kernelbench.reward_hardening.parent.session import ReferenceSession
+from kernelbench.reward_hardening.parent.twin import ReferenceTwin, twin_for
 from kernelbench.reward_hardening.parent.workers import JudgeFailed
 
 __all__ = ["ReferenceSession", "evaluate_hardened"]
@@ -60,6 +61,20 @@ def _defines_model_new(source: str) -> bool:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "ModelNew":
             return True
     return False
+
+
+def _twin_ready(session: ReferenceSession, twin: ReferenceTwin | None, cfg: HardeningConfig) -> tuple[str, str | None]:
+    """Load the session's twin once the plan is known: ("twin", None), or ("judge", why not)."""
+    if twin is None:
+        return "judge", ("reference_twin=False" if not cfg.reference_twin else "not on a CUDA device")
+    if not twin.loaded and twin.error is None:
+        fraction = session.twin_gpu_fraction()
+        if fraction is None:
+            twin.error = "the memory plan leaves no room for the twin beside the judge and the candidate"
+            twin.close()
+        else:
+            twin.load(fraction)
+    return ("twin", None) if twin.loaded else ("judge", twin.error)
 
 
 # --------------------------------------------------------------------------- entry
@@ -117,7 +132,9 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
         reused = session.started  # started by an earlier sample (a batch's, the red team's)
         run = CandidateRun(session, cfg, ev, root, device, rng)
         try:
-            if not reused:  # the candidate's worker starts while the judge loads the reference
+            # the workers of the candidate and of the reference's twin start while the judge loads
+            twin = twin_for(session, cfg, device) if interleave.enabled(cfg) else None
+            if not reused:
                 run.start(candidate_src)
             session.start()
             ev.memory_plan = session.plan.as_dict() if session.plan is not None else {}
@@ -125,6 +142,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
             # (same conditions as the candidate's calls); a separate run only when it is off
             if interleave.enabled(cfg):
                 ev.reference_timing = "interleaved"
+                ev.reference_timer, ev.reference_timer_note = _twin_ready(session, twin, cfg)
             else:
                 ev.reference_samples = session.reference_timing(ev)
             ev.reference_ok = True

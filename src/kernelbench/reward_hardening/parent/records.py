@@ -274,6 +274,10 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
             "block": [s.block for s in ev.interleaved_reference_samples],
         }
     metadata["reference_timing"] = getattr(ev, "reference_timing", "session")
+    if metadata["reference_timing"] == "interleaved":
+        metadata["reference_timer"] = ev.reference_timer
+        if ev.reference_timer_note:
+            metadata["reference_timer_note"] = str(ev.reference_timer_note)[:300]
     if ev.reference_samples and metadata["reference_timing"] == "session":  # interleaved: listed above
         metadata["reference_timing_samples"] = {
             "host_ms": [round(s.host_ms, 5) for s in ev.reference_samples],

@@ -67,6 +67,7 @@ class ReferenceSession:
         self.copy_bytes_per_s: float | None = None
         self.started = False
         self.retired = False  # kept memory after a release: finish this sample, then start afresh
+        self.twin: Any = None  # the reference's twin (parent.twin), started by the pipeline
 
     @staticmethod
     def key_for(reference_src: str, cfg: HardeningConfig, device: str) -> tuple:
@@ -151,6 +152,12 @@ class ReferenceSession:
                 else plan.judge_fraction
         self.request("configure", {"cmd": "configure", "lean": plan.lean, "gpu_memory_fraction": judge_fraction})
 
+    def twin_gpu_fraction(self) -> float | None:
+        """The twin's allocator cap from the plan; ``None`` when the plan left it no room."""
+        if self.plan is None or not self.plan.twin_bytes:
+            return None
+        return self.plan.twin_fraction
+
     def candidate_gpu_fraction(self) -> float | None:
         """The candidate's allocator cap: the configured one, else its budget in the plan."""
         if self.cfg.gpu_memory_fraction is not None or self.plan is None:
@@ -209,6 +216,8 @@ class ReferenceSession:
         return samples
 
     def close(self) -> None:
+        if self.twin is not None:
+            self.twin.close()
         close_fds(self.init_fds)
         self.init_fds = []
         if self.handle is not None:

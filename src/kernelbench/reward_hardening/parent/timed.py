@@ -135,12 +135,17 @@ class TimedCalls(CandidateIO):
             ev.profile_error = f"raised {str(reply.get('error_name') or 'an exception')[:80]}"
 
     def _interleaver(self) -> interleave.Interleaver:
-        """Reference blocks timed by the judge between the candidate's blocks (see :mod:`.interleave`)."""
+        """Reference blocks between the candidate's blocks (see :mod:`.interleave`), timed by the twin or the judge."""
         ev = self.ev
 
-        def time_reference(block: int) -> TimingSample:
-            return interleave.reference_sample(self.s, len(ev.interleaved_reference_samples), timing_sample,
-                                               malformed_timing)
+        twin = getattr(self.s, "twin", None)
+        if ev.reference_timer == "twin" and twin is not None and twin.loaded:
+            def time_reference(block: int) -> TimingSample:  # the same path as the candidate's calls
+                return twin.sample(len(ev.interleaved_reference_samples))
+        else:
+            def time_reference(block: int) -> TimingSample:
+                return interleave.reference_sample(self.s, len(ev.interleaved_reference_samples), timing_sample,
+                                                   malformed_timing)
 
         return interleave.Interleaver(self.cfg, ev, time_reference, self._held_for_reference)
 
