@@ -155,6 +155,8 @@ def run_arm(reference_src: str, candidate_src: str, cfg, runs: int) -> list[dict
                         "noise": any(f.get("code") == "RH-54" for f in rh.get("findings", [])),
                         "codes": sorted({f.get("code") for f in rh.get("findings", [])}),
                         "wall_s": (rec.get("metadata") or {}).get("reward_hardening_wall_s"),
+                        "reference_timer": (rec.get("metadata") or {}).get("reference_timer"),
+                        "reference_timer_note": (rec.get("metadata") or {}).get("reference_timer_note"),
                         # every sample of both sides, in block order (where a gap between the sides comes from)
                         "samples": {"candidate": (rec.get("metadata") or {}).get("timing_samples"),
                                     "reference": (rec.get("metadata") or {}).get("interleaved_reference_samples")}})
