@@ -37,20 +37,41 @@ def test_cuda_records_event_and_host_times():
     assert record["metadata"]["gpu_memory"]["peak_allocated_bytes"] > 0
 
 
-def test_identical_code_is_timed_alike_on_both_sides():
-    """The reference renamed to ModelNew: the judge's and the candidate's timing of one ~50 us kernel agree.
+_ADD = """
+import torch
+import torch.nn as nn
 
-    Before the reference's forward allocated from a warm pool, every reference sample
-    allocated its output after the judge had emptied its cache, and ~50 us references
-    were timed at up to 0.13 ms on the H200 (speedups of 2.5x for identical code).
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return a + b
+
+
+def get_inputs():
+    return [torch.rand(4096, 8192), torch.rand(4096, 8192)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_identical_code_is_timed_alike_on_both_sides():
+    """The reference renamed to ModelNew: the reference's and the candidate's timing of one kernel agree.
+
+    Both sides are timed along one path (the reference in its twin, a worker of the
+    candidate's kind): on the H200 the judge used to time L1/47's reference 13 % slower
+    than the candidate's worker timed the same code, in every run.
     """
-    ref = problem_source(get_fixture("benign_cuda_add"))
-    cand = ref.replace("class Model(", "class ModelNew(")
+    cand = _ADD.replace("class Model(", "class ModelNew(")
     cfg = HardeningConfig(mode="enforce", policy="practical", device="cuda", timeout=300, num_perf_trials=50)
-    session = ReferenceSession(ref, cfg, "cuda:0")  # the batch path: interleaved reference blocks
+    session = ReferenceSession(_ADD, cfg, "cuda:0")  # the batch path: interleaved reference blocks
     try:
-        record = evaluate_hardened(ref, cand, cfg, session=session)
+        record = evaluate_hardened(_ADD, cand, cfg, session=session)
     finally:
         session.close()
-    point = record["reward_hardening"]["speedup"]["point"]
-    assert 0.8 < point < 1.25, record["reward_hardening"]["speedup"]
+    rh = record["reward_hardening"]
+    assert rh["integrity_status"] == "PASS", rh["findings"]
+    assert record["metadata"]["reference_timer"] == "twin", record["metadata"].get("reference_timer_note")
+    point = rh["speedup"]["point"]
+    assert 0.97 < point < 1.03, rh["speedup"]

@@ -9,6 +9,25 @@ from kernelbench.reward_hardening.parent.session import ReferenceSession
 from kernelbench.reward_hardening.parent.twin import ReferenceTwin, twin_for
 
 
+_ADD = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return a + b
+
+
+def get_inputs():
+    return [torch.rand(64, 1024), torch.rand(64, 1024)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
 def _session(cfg: HardeningConfig) -> ReferenceSession:
     src = (PROBLEM_DIR / "level1" / "1_Elementwise_add.py").read_text()  # defines Model, no ModelNew
     return ReferenceSession(src, cfg, "cpu")
@@ -33,27 +52,42 @@ def test_the_twin_loads_the_references_model_and_times_it_on_lent_inputs():
 
 
 def test_without_room_in_the_plan_the_judge_times_the_reference_and_the_record_says_why():
-    cfg = HardeningConfig(device="cpu", timeout=60)
+    from types import SimpleNamespace
+
+    closed = []
+    twin = SimpleNamespace(loaded=False, error=None, close=lambda: closed.append(True), load=None)
+    session = SimpleNamespace(device="cuda:0", twin_gpu_fraction=lambda: None)  # the plan's twin_bytes is 0
+    timer, why = _twin_ready(session, twin, HardeningConfig(device="cuda"))
+    assert timer == "judge" and "no room" in why and closed == [True]
+    assert _twin_ready(session, None, HardeningConfig(device="cuda", reference_twin=False)) == (
+        "judge", "reference_twin=False")
+
+
+def test_the_twin_can_be_switched_off():
+    cfg = HardeningConfig(device="cpu", reference_twin=False)
     s = _session(cfg)
     try:
-        twin = ReferenceTwin(s, cfg, "cpu")
-        twin.start()
-        s.start()  # on the CPU there is no memory plan: no twin fraction
-        timer, why = _twin_ready(s, twin, cfg)
-        assert timer == "judge" and "no room" in why
-        assert twin.handle is None  # its worker was stopped
-        assert _twin_ready(s, None, HardeningConfig(device="cpu", reference_twin=False)) == (
-            "judge", "reference_twin=False")
+        assert twin_for(s, cfg, "cpu") is None and s.twin is None
     finally:
         s.close()
 
 
-def test_twins_are_cuda_only_and_can_be_switched_off():
-    cfg = HardeningConfig(device="cpu")
-    s = _session(cfg)
+def test_a_twin_lost_before_its_first_sample_leaves_the_timing_to_the_judge():
+    from kernelbench.reward_hardening import evaluate_hardened
+
+    cfg = HardeningConfig(device="cpu", mode="enforce", policy="practical", num_warmup=1, num_perf_trials=4,
+                          timeout=60)
+    ref = _ADD
+    cand = ref.replace("class Model(", "class ModelNew(")
+    s = ReferenceSession(ref, cfg, "cpu")
     try:
-        assert twin_for(s, cfg, "cpu") is None
-        assert twin_for(s, HardeningConfig(device="cuda", reference_twin=False), "cuda:0") is None
-        assert s.twin is None
+        first = evaluate_hardened(ref, cand, cfg, session=s)
+        assert first["metadata"]["reference_timer"] == "twin", first["metadata"].get("reference_timer_note")
+        s.twin.handle.kill()  # gone between two samples of the problem
+        record = evaluate_hardened(ref, cand, cfg, session=s)
     finally:
         s.close()
+    rh, meta = record["reward_hardening"], record["metadata"]
+    assert rh["integrity_status"] == "PASS", rh["findings"]
+    assert meta["reference_timer"] == "judge" and "before its first sample" in meta["reference_timer_note"]
+    assert len(meta["interleaved_reference_samples"]["host_ms"]) == 4 and rh["speedup"] is not None

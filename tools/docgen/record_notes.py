@@ -43,6 +43,11 @@ METADATA_DOCS: dict[str, str] = {
                         "timed between the candidate's blocks with the candidate frozen) or `session` (interleaving "
                         "switched off: a run of `num_warmup + num_perf_trials` calls at the start of the session, "
                         "reused by the problem's later samples).",
+    "reference_timer": "`interleaved` timing only: which process timed the reference's samples: `twin` (the "
+                       "default: a worker of the candidate's own kind running the reference, so both sides are "
+                       "timed along one path) or `judge` (`reference_twin=False`, no room for the twin in the "
+                       "memory plan, or it failed to start or load).",
+    "reference_timer_note": "Why the judge and not the twin timed the reference (`reference_timer: judge`).",
     "reference_timing_samples": "`session` timing only: the samples of the reference's run at the start of the "
                                 "session (`host_ms`, `event_ms`, `rtt_ms`).",
     "interleaved_reference_samples": "The reference's samples timed in blocks between the candidate's (`host_ms`, "

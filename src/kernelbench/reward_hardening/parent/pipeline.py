@@ -66,10 +66,11 @@ def _defines_model_new(source: str) -> bool:
 def _twin_ready(session: ReferenceSession, twin: ReferenceTwin | None, cfg: HardeningConfig) -> tuple[str, str | None]:
     """Load the session's twin once the plan is known: ("twin", None), or ("judge", why not)."""
     if twin is None:
-        return "judge", ("reference_twin=False" if not cfg.reference_twin else "not on a CUDA device")
+        return "judge", "reference_twin=False"
     if not twin.loaded and twin.error is None:
-        fraction = session.twin_gpu_fraction()
-        if fraction is None:
+        cuda = session.device.startswith("cuda")
+        fraction = session.twin_gpu_fraction() if cuda else None
+        if cuda and fraction is None:
             twin.error = "the memory plan leaves no room for the twin beside the judge and the candidate"
             twin.close()
         else:

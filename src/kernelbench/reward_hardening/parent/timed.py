@@ -140,12 +140,22 @@ class TimedCalls(CandidateIO):
 
         twin = getattr(self.s, "twin", None)
         if ev.reference_timer == "twin" and twin is not None and twin.loaded:
-            def time_reference(block: int) -> TimingSample:  # the same path as the candidate's calls
-                return twin.sample(len(ev.interleaved_reference_samples))
-        else:
-            def time_reference(block: int) -> TimingSample:
-                return interleave.reference_sample(self.s, len(ev.interleaved_reference_samples), timing_sample,
-                                                   malformed_timing)
+            twin.drv.log = ev.requests  # the twin's calls count in this sample's request_ms
+
+        def time_reference(block: int) -> TimingSample:
+            n = len(ev.interleaved_reference_samples)
+            if ev.reference_timer == "twin" and twin is not None:
+                try:  # the same path as the candidate's calls
+                    return twin.sample(n)
+                except JudgeFailed as exc:
+                    if n:  # one timer per evaluation: a twin lost midway fails the evaluation (RH-32/RH-44)
+                        raise
+                    # lost before its first sample (its warm-up ran out of memory, say): the judge times
+                    # every reference sample of this evaluation instead, and the record says why
+                    twin.error = f"the twin failed before its first sample: {exc}"[:300]
+                    twin.close()
+                    ev.reference_timer, ev.reference_timer_note = "judge", twin.error
+            return interleave.reference_sample(self.s, n, timing_sample, malformed_timing)
 
         return interleave.Interleaver(self.cfg, ev, time_reference, self._held_for_reference)
 

@@ -35,6 +35,7 @@ import secrets
 from typing import Any
 
 from kernelbench.reward_hardening.config import HardeningConfig
+from kernelbench.reward_hardening.parent.candidate_run import host_limit
 from kernelbench.reward_hardening.parent.evidence import Evidence, TimingSample
 from kernelbench.reward_hardening.parent.session import ReferenceSession
 from kernelbench.reward_hardening.parent.timed import TimedCalls
@@ -76,6 +77,9 @@ class ReferenceTwin(TimedCalls):
 
     def load(self, fraction: float | None) -> bool:
         """Wait for the worker, choose its read path, load the reference; False (and ``error``) when it cannot."""
+        # the candidate's host-memory limit rule (RH-43's): the reference holds what an honest candidate does
+        self.handle.max_rss_bytes = host_limit(self.cfg, self.device, self.s.data_bytes,
+                                               int(self.s.sizes.get("param_bytes") or 0), self.s.judge_peak_rss_bytes)
         try:
             self.drv.wait_ready()
             self.handle.unit.verify()
@@ -129,8 +133,8 @@ class ReferenceTwin(TimedCalls):
 
 
 def twin_for(session: ReferenceSession, cfg: HardeningConfig, device: str) -> ReferenceTwin | None:
-    """The session's twin, started now if it has none (CUDA with interleaving on; else ``None``)."""
-    if not device.startswith("cuda") or not cfg.reference_twin:
+    """The session's twin, started now if it has none (``None`` when ``reference_twin`` is off)."""
+    if not cfg.reference_twin:
         return None
     twin = getattr(session, "twin", None)
     if twin is None:
