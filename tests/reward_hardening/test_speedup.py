@@ -46,6 +46,24 @@ def test_a_ten_percent_difference_is_found_both_ways():
     assert all(r["lower_bound"] <= r["point"] <= r["upper_bound"] for r in faster + slower)
 
 
+def test_the_systematic_floor_keeps_a_path_difference_below_it_from_being_claimed():
+    """A 0.1 % CV (large matmuls on the H200) and a 0.2 % difference between the two paths."""
+    rng = np.random.default_rng(22)
+    data = [_blocked(rng, 10, 5, 5, ratio=1.002, noise=0.001, shared_drift=0.0005) for _ in range(20)]
+    bare = [speedup.speedup_estimate(*d, resamples=500) for d in data]
+    floored = [speedup.speedup_estimate(*d, resamples=500, floor=0.005) for d in data]
+    assert sum(r["claims_faster"] for r in bare) >= 10  # the sampling bound alone calls 0.2 % a speedup
+    assert not any(r["claims_faster"] or r["claims_slower"] for r in floored)
+    assert all(f["systematic_floor"] == 0.005 and f["point"] == b["point"] for f, b in zip(floored, bare))
+    assert all(f["lower_bound"] == pytest.approx(b["lower_bound"] / 1.005, abs=1e-4) for f, b in zip(floored, bare))
+    # a real 2 % difference is still found both ways (the power arms' extra work on the H200)
+    faster = speedup.speedup_estimate(*_blocked(rng, 10, 5, 5, ratio=1.02, noise=0.003, shared_drift=0.001),
+                                      resamples=500, floor=0.005)
+    slower = speedup.speedup_estimate(*_blocked(rng, 10, 5, 5, ratio=1 / 1.02, noise=0.003, shared_drift=0.001),
+                                      resamples=500, floor=0.005)
+    assert faster["claims_faster"] and slower["claims_slower"]
+
+
 def test_shared_drift_cancels_but_an_unblocked_run_does_not_cover_it():
     rng = np.random.default_rng(22)
     ref, rb, cand, cb = _blocked(rng, 10, 5, 10, shared_drift=0.3)

@@ -288,9 +288,7 @@ class Harness:
         init_inputs = [v.to("cpu").clone() if _type(v) is _Tensor else v
                        for v in self._inputs(header.get("init_inputs", []), fds)]
         self.module = self._load_module(self.spec["source_path"], "candidate_program")
-        # the reference's twin (parent.twin) loads the reference program's ``Model`` here;
-        # a candidate is always asked for ``ModelNew``
-        name = "Model" if self.spec.get("role") == "twin" else "ModelNew"
+        name = "Model" if self.spec.get("role") == "twin" else "ModelNew"  # the twin runs the reference
         cls = getattr(self.module, name, None)
         if cls is None:
             raise AttributeError(f"candidate does not define {name}")

@@ -357,7 +357,8 @@ def speedup_block(ev: Any, verified: bool) -> dict | None:
     cfg = ev.config
     ref_t, cand_t = sample_times(ev, refs), sample_times(ev, cands)
     est = speedup.speedup_estimate(ref_t, [s.block for s in refs], cand_t, [s.block for s in cands],
-                                   level=cfg.speedup_confidence, resamples=cfg.speedup_resamples)
+                                   level=cfg.speedup_confidence, resamples=cfg.speedup_resamples,
+                                   floor=cfg.speedup_systematic_floor)
     if est is None:
         return None
     est["verified"] = bool(verified)

@@ -129,11 +129,13 @@ def _resample_medians(groups: list[np.ndarray], picks: np.ndarray, rng: np.rando
 
 def speedup_estimate(ref_times: Sequence[float], ref_blocks: Sequence[int] | None, cand_times: Sequence[float],
                      cand_blocks: Sequence[int] | None, level: float = DEFAULT_LEVEL,
-                     resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any] | None:
+                     resamples: int = DEFAULT_RESAMPLES, floor: float = 0.0) -> dict[str, Any] | None:
     """Point estimate and one-sided bounds of ``reference / candidate`` (see the module text).
 
     Only blocks that hold samples of both sides are used.  Returns None when there is
-    no such block (non-positive times are left out).
+    no such block (non-positive times are left out).  ``floor``: both bounds move
+    outwards by this share (the timing path's own systematic error, which more samples
+    do not shrink).
     """
     ref_g, cand_g = _groups(ref_times, ref_blocks), _groups(cand_times, cand_blocks)
     both = sorted(set(ref_g) & set(cand_g))
@@ -162,8 +164,8 @@ def speedup_estimate(ref_times: Sequence[float], ref_blocks: Sequence[int] | Non
     alpha = (1.0 - level) / 2.0
     ref_lo, ref_hi = median_bounds(ref_all, alpha)
     cand_lo, cand_hi = median_bounds(cand_all, alpha)
-    lower = min(lower, ref_lo / cand_hi)
-    upper = max(upper, ref_hi / cand_lo)
+    lower = min(lower, ref_lo / cand_hi) / (1.0 + max(floor, 0.0))
+    upper = max(upper, ref_hi / cand_lo) * (1.0 + max(floor, 0.0))
     return {
         "statistic": "median(reference) / median(candidate)",
         "point": round(point, 4),
@@ -173,6 +175,7 @@ def speedup_estimate(ref_times: Sequence[float], ref_blocks: Sequence[int] | Non
         "method": METHOD_BLOCKS if k > 1 else METHOD_IID,
         "blocks": k,
         "resamples": resamples,
+        "systematic_floor": max(floor, 0.0),
         "claims_faster": lower > 1.0,
         "claims_slower": upper < 1.0,
     }
