@@ -92,7 +92,8 @@ class TimedCalls(CandidateIO):
             self.ev.read_failures.append({"phase": phase, "kind": "unreadable", "detail": str(copied.get("why"))[:300]})
         return copied, None, lent_fds
 
-    def _fresh_call(self, phase: str, cmd: str, read_phase: str, check: bool) -> tuple[dict, dict | None, Any, int, int]:
+    def _fresh_call(self, phase: str, cmd: str, read_phase: str, check: bool,
+                    stage: bool = True) -> tuple[dict, dict | None, Any, int, int]:
         """One candidate call (``time`` or ``profile``) on a fresh hidden input set, its output read.
 
         Staging is prepared before every such call (never only before a checked one), and
@@ -100,16 +101,16 @@ class TimedCalls(CandidateIO):
         Returns the candidate's reply, the read (``copied``, ``layouts``; ``None`` when the
         call failed) and the parent's send and receive stamps around the call.
         """
-        jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62), "stage": True})
+        jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62), "stage": stage})
         copied, layouts = None, None
         try:
             (inputs,), fds = repack([jr["inputs"]], jfds)
-            export = self.ev.read_path == "trusted" and self.device.startswith("cuda")
+            export = stage and self.ev.read_path == "trusted" and self.device.startswith("cuda")
             send = time.monotonic_ns()
             reply, _ = self.drv.request(phase, {"cmd": cmd, "inputs": inputs, "rng": jr.get("rng"), "export": export},
                                         fds)
             recv = time.monotonic_ns()
-            if reply.get("ok"):
+            if reply.get("ok") and stage:
                 copied, layouts, lent_fds = self._read_output(read_phase, reply, jr, jfds, check)
                 jfds = jfds + lent_fds  # closed with the call's own descriptors
         finally:
