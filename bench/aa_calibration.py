@@ -73,9 +73,9 @@ def _forward_with_extra(self, *args, **kwargs):
 PAD_NUMEL = 1 << 16
 
 
-def with_extra_work(source: str, cls: str, iters: int, device: str) -> str:
-    """``source`` whose class ``cls`` does ``iters`` buffer multiplications after forward."""
-    return source + _EXTRA.format(iters=int(iters), numel=PAD_NUMEL, device=device, cls=cls)
+def with_extra_work(source: str, cls: str, iters: int, device: str, numel: int = PAD_NUMEL) -> str:
+    """``source`` whose class ``cls`` does ``iters`` multiplications of a ``numel`` buffer after forward."""
+    return source + _EXTRA.format(iters=int(iters), numel=int(numel), device=device, cls=cls)
 
 
 def _median_ms(fn, device, reps: int = 15) -> float:
@@ -100,8 +100,61 @@ def _median_ms(fn, device, reps: int = 15) -> float:
     return statistics.median(times)
 
 
-def calibrate(reference_src: str, device: str, extra: float) -> tuple[int, float, float]:
-    """Iterations of the extra-work loop worth ``extra`` of the reference's time; with both medians (ms)."""
+def _queued_ms(fn, reps: int = 15) -> float:
+    """CUDA: the device time of ``fn``'s kernels when the host queued them behind other work.
+
+    In an evaluation the extra work is launched while the forward still runs, so its
+    kernels run back to back; timed alone, small kernels would be timed at the host's
+    launch rate instead (run 40: "10 %" of extra work came out as 2 % on the H200).
+    """
+    import torch
+
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(2_000_000)  # about a millisecond in which the host queues fn's launches
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def cuda_pad_numel(target_ms: float, device: str, max_numel: int = 1 << 30) -> tuple[int, float]:
+    """The buffer size whose one multiplication takes ``target_ms`` of device time (and that time)."""
+    import torch
+
+    dev = torch.device(device)
+    best, n = (1 << 12, float("inf")), 1 << 12
+    while n <= max_numel:
+        pad = torch.ones(n, device=dev)
+        ms = _queued_ms(lambda: pad.mul_(1.0))
+        del pad
+        if ms >= target_ms:
+            lo_n, lo_ms = best if best[1] != float("inf") else (n, ms)
+            if lo_ms < ms:  # interpolate between the two sizes around the target
+                n = int(lo_n + (n - lo_n) * (target_ms - lo_ms) / (ms - lo_ms))
+                pad = torch.ones(n, device=dev)
+                ms = _queued_ms(lambda: pad.mul_(1.0))
+                del pad
+            torch.cuda.empty_cache()
+            return n, ms
+        best = (n, ms)
+        n *= 2
+    torch.cuda.empty_cache()
+    return best
+
+
+def calibrate(reference_src: str, device: str, extra: float) -> tuple[int, float, float, int]:
+    """The extra work worth ``extra`` of the reference's time: (iterations, reference ms, ms of one, buffer size).
+
+    CUDA: one multiplication of a buffer sized to the target device time.  CPU: a loop
+    of multiplications of a small buffer.
+    """
     import torch
 
     ns: dict = {}
@@ -112,14 +165,18 @@ def calibrate(reference_src: str, device: str, extra: float) -> tuple[int, float
         model = ns["Model"](*ns["get_init_inputs"]()).to(dev)
         inputs = [x.to(dev) if isinstance(x, torch.Tensor) else x for x in ns["get_inputs"]()]
     with torch.no_grad():
-        ref_ms = _median_ms(lambda: model(*inputs), device)
+        ref_ms = _queued_ms(lambda: model(*inputs)) if device.startswith("cuda") else \
+            _median_ms(lambda: model(*inputs), device)
+    if device.startswith("cuda"):  # buffers up to 1 GiB: more than one multiplication beyond that
+        del model, inputs
+        torch.cuda.empty_cache()
+        numel, op_ms = cuda_pad_numel(extra * ref_ms, device, max_numel=1 << 28)
+        return max(1, round(extra * ref_ms / max(op_ms, 1e-6))), ref_ms, op_ms, numel
     pad = torch.ones(PAD_NUMEL, device=dev)
     chunk = 50
     op_ms = _median_ms(lambda: [pad.mul_(1.0) for _ in range(chunk)], device) / chunk
     del model, inputs, pad
-    if device.startswith("cuda"):
-        torch.cuda.empty_cache()
-    return max(1, round(extra * ref_ms / max(op_ms, 1e-6))), ref_ms, op_ms
+    return max(1, round(extra * ref_ms / max(op_ms, 1e-6))), ref_ms, op_ms, PAD_NUMEL
 
 
 def imports_and_classes(source: str) -> str:
@@ -257,16 +314,16 @@ def main(argv: list[str] | None = None) -> int:
             cand = imports_and_classes(cand)
         per: dict = {}
         if any(a != "aa" for a in arms):
-            iters, ref_ms, op_ms = calibrate(ref, device, args.extra)
-            per["calibration"] = {"iters": iters, "reference_ms": ref_ms, "op_ms": op_ms}
+            iters, ref_ms, op_ms, numel = calibrate(ref, device, args.extra)
+            per["calibration"] = {"iters": iters, "reference_ms": ref_ms, "op_ms": op_ms, "numel": numel}
         for arm in arms:
             if arm == "aa":
                 per[arm] = run_arm(ref, cand, cfg, args.runs)
             elif arm == "slow_candidate":
-                per[arm] = run_arm(ref, with_extra_work(cand, "ModelNew", per["calibration"]["iters"], device),
+                per[arm] = run_arm(ref, with_extra_work(cand, "ModelNew", per["calibration"]["iters"], device, numel),
                                    cfg, args.runs)
             elif arm == "slow_reference":
-                per[arm] = run_arm(with_extra_work(ref, "Model", per["calibration"]["iters"], device), cand,
+                per[arm] = run_arm(with_extra_work(ref, "Model", per["calibration"]["iters"], device, numel), cand,
                                    cfg, args.runs)
             print(f"[aa] {name} {arm}: " + ", ".join(
                 f"{r['speedup']['point']:.3f} [{r['speedup']['lower_bound']:.3f}, {r['speedup']['upper_bound']:.3f}]"

@@ -54,6 +54,13 @@ def test_extra_work_source_runs_and_is_counted():
     m = ns["Model"]()
     assert torch.equal(m(torch.zeros(2)), torch.ones(2)) and m._pad.numel() == aa_calibration.PAD_NUMEL
     assert aa_calibration._parse_ids("1-3,47,2") == [1, 2, 3, 47]
+    ns = {}
+    exec(compile(aa_calibration.with_extra_work(ref, "Model", 1, "cpu", numel=1 << 10), "<x>", "exec"), ns)
+    m = ns["Model"]()
+    assert torch.equal(m(torch.zeros(2)), torch.ones(2)) and m._pad.numel() == 1 << 10
+    iters, ref_ms, op_ms, numel = aa_calibration.calibrate(ref.replace("\n    def", "\n    def") + (
+        "def get_inputs():\n    return [torch.rand(4096)]\ndef get_init_inputs():\n    return []\n"), "cpu", 0.1)
+    assert iters >= 1 and ref_ms > 0 and op_ms > 0 and numel == aa_calibration.PAD_NUMEL
 
 
 def _busy_loop_on(cpu: int) -> subprocess.Popen:
@@ -96,3 +103,10 @@ def test_interleaving_off_gives_no_bound():
     assert rh["integrity_status"] == "PASS" and "speedup" not in rh
     assert "interleaved_reference_samples" not in record["metadata"]
     assert record["ref_runtime"] > 0  # upstream's ref_runtime still comes from the session's own run
+
+
+@pytest.mark.gpu
+def test_cuda_extra_work_takes_its_target_device_time():
+    """The slowed arms' extra work, sized by device time queued behind other work (run 40: 2 % for a 10 % target)."""
+    numel, ms = aa_calibration.cuda_pad_numel(0.5, "cuda:0")
+    assert 0.4 < ms < 0.6 and numel > 1 << 20, (numel, ms)
