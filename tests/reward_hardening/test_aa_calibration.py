@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from kernelbench.reward_hardening.config import HardeningConfig
 from kernelbench.reward_hardening.parent.pipeline import evaluate_hardened
