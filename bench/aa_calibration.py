@@ -78,7 +78,15 @@ def with_extra_work(source: str, cls: str, iters: int, device: str, numel: int =
     return source + _EXTRA.format(iters=int(iters), numel=int(numel), device=device, cls=cls)
 
 
-def _median_ms(fn, device, reps: int = 15) -> float:
+def _median_ms(fn, device, reps: int = 15, queued: bool = False) -> float:
+    """Median milliseconds of ``fn`` (CUDA events on a GPU, the host clock on the CPU).
+
+    ``queued`` (CUDA): the device time of ``fn``'s kernels when the host queued them
+    behind a spin kernel.  In an evaluation the extra work is launched while the forward
+    still runs, so its kernels run back to back; timed alone, small kernels would be
+    timed at the host's launch rate instead (run 40: "10 %" of extra work came out as
+    2 % on the H200).
+    """
     import torch
 
     for _ in range(3):
@@ -87,6 +95,8 @@ def _median_ms(fn, device, reps: int = 15) -> float:
     for _ in range(reps):
         if device.startswith("cuda"):
             torch.cuda.synchronize()
+            if queued:
+                torch.cuda._sleep(2_000_000)  # about a millisecond in which the host queues fn's launches
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             a.record()
             fn()
@@ -100,28 +110,8 @@ def _median_ms(fn, device, reps: int = 15) -> float:
     return statistics.median(times)
 
 
-def _queued_ms(fn, reps: int = 15) -> float:
-    """CUDA: the device time of ``fn``'s kernels when the host queued them behind other work.
-
-    In an evaluation the extra work is launched while the forward still runs, so its
-    kernels run back to back; timed alone, small kernels would be timed at the host's
-    launch rate instead (run 40: "10 %" of extra work came out as 2 % on the H200).
-    """
-    import torch
-
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        torch.cuda.synchronize()
-        torch.cuda._sleep(2_000_000)  # about a millisecond in which the host queues fn's launches
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+def _queued_ms(fn) -> float:
+    return _median_ms(fn, "cuda", queued=True)
 
 
 def cuda_pad_numel(target_ms: float, device: str, max_numel: int = 1 << 30) -> tuple[int, float]:

@@ -37,37 +37,19 @@ def test_cuda_records_event_and_host_times():
     assert record["metadata"]["gpu_memory"]["peak_allocated_bytes"] > 0
 
 
-_ADD = """
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, a, b):
-        return a + b
-
-
-def get_inputs():
-    return [torch.rand(4096, 8192), torch.rand(4096, 8192)]
-
-
-def get_init_inputs():
-    return []
-"""
-
-
-def test_identical_code_is_timed_alike_on_both_sides():
+def test_identical_code_is_timed_alike_on_both_sides(add_problem):
     """The reference renamed to ModelNew: the reference's and the candidate's timing of one kernel agree.
 
     Both sides are timed along one path (the reference in its twin, a worker of the
     candidate's kind): on the H200 the judge used to time L1/47's reference 13 % slower
     than the candidate's worker timed the same code, in every run.
     """
-    cand = _ADD.replace("class Model(", "class ModelNew(")
+    ref = add_problem(4096, 8192)
+    cand = ref.replace("class Model(", "class ModelNew(")
     cfg = HardeningConfig(mode="enforce", policy="practical", device="cuda", timeout=300, num_perf_trials=50)
-    session = ReferenceSession(_ADD, cfg, "cuda:0")  # the batch path: interleaved reference blocks
+    session = ReferenceSession(ref, cfg, "cuda:0")  # the batch path: interleaved reference blocks
     try:
-        record = evaluate_hardened(_ADD, cand, cfg, session=session)
+        record = evaluate_hardened(ref, cand, cfg, session=session)
     finally:
         session.close()
     rh = record["reward_hardening"]

@@ -9,25 +9,6 @@ from kernelbench.reward_hardening.parent.session import ReferenceSession
 from kernelbench.reward_hardening.parent.twin import ReferenceTwin, twin_for
 
 
-_ADD = """
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, a, b):
-        return a + b
-
-
-def get_inputs():
-    return [torch.rand(64, 1024), torch.rand(64, 1024)]
-
-
-def get_init_inputs():
-    return []
-"""
-
-
 def _session(cfg: HardeningConfig) -> ReferenceSession:
     src = (PROBLEM_DIR / "level1" / "1_Elementwise_add.py").read_text()  # defines Model, no ModelNew
     return ReferenceSession(src, cfg, "cpu")
@@ -72,12 +53,12 @@ def test_the_twin_can_be_switched_off():
         s.close()
 
 
-def test_a_twin_lost_before_its_first_sample_leaves_the_timing_to_the_judge():
+def test_a_twin_lost_before_its_first_sample_leaves_the_timing_to_the_judge(add_problem):
     from kernelbench.reward_hardening import evaluate_hardened
 
     cfg = HardeningConfig(device="cpu", mode="enforce", policy="practical", num_warmup=1, num_perf_trials=4,
                           timeout=60)
-    ref = _ADD
+    ref = add_problem(64, 1024)
     cand = ref.replace("class Model(", "class ModelNew(")
     s = ReferenceSession(ref, cfg, "cpu")
     try:
