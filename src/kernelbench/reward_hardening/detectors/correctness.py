@@ -361,7 +361,7 @@ def timed_output_mismatch(ev):
         checked += 1
         if not cmp.match:
             hits.append({"sample": s.index, "reason": cmp.reason, "max_abs_error": cmp.max_abs})
-    profiled = getattr(ev, "profile_comparison", None)
+    profiled = ev.profile_comparison
     if profiled is not None and not profiled.match:
         hits.insert(0, {"sample": "profiled", "reason": profiled.reason, "max_abs_error": profiled.max_abs})
     if not hits:

@@ -107,7 +107,7 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
     caps["static_precheck"] = Capability("AVAILABLE", need("static_precheck"), "AST precheck of the candidate source")
     from kernelbench.reward_hardening import containment  # OS containment, as measured for this candidate
 
-    cont = containment.record_capabilities(getattr(ev, "containment", {}) or {}, rejected)
+    cont = containment.record_capabilities(ev.containment or {}, rejected)
 
     def contained(name: str, mechanism: str) -> Capability:
         status, detail = cont[mechanism]
@@ -148,7 +148,7 @@ def _capabilities(cfg: Any, ev: Any, device: str, rejected: bool) -> dict[str, C
         caps["backend_profiler"] = Capability("UNSUPPORTED", profiler, f"profiler failed: {ev.profile_error}")
     else:
         caps["backend_profiler"] = Capability("SKIPPED", False, "candidate did not reach the profiler pass")
-    path, why = getattr(ev, "read_path", "in_process"), getattr(ev, "read_path_detail", "")
+    path, why = ev.read_path, ev.read_path_detail
     reader = need("trusted_output_read")
     if path == "trusted":
         caps["trusted_output_read"] = Capability(
@@ -197,7 +197,7 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
     block = _block(cfg)
     from kernelbench.reward_hardening import containment
 
-    limitations = [containment.limitation(getattr(ev, "containment", {}) or {}) if not rejected else NOT_A_SANDBOX]
+    limitations = [containment.limitation(ev.containment or {}) if not rejected else NOT_A_SANDBOX]
     if not device.startswith("cuda"):
         limitations.append("device=cpu: stream, CUDA-event, GPU-profiler and GPU-memory detectors were not run.")
     if rejected:
@@ -237,7 +237,7 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
         block["verified_reference_runtime"] = observed_ref.get("mean")
         block["verified_reference_runtime_stats"] = observed_ref
     metadata: dict[str, Any] = {"device": device, "reward_hardening_phases": ev.phases}
-    metadata["containment"] = containment.record_detail(getattr(ev, "containment", {}) or {})
+    metadata["containment"] = containment.record_detail(ev.containment or {})
     try:
         from kernelbench.timing import device_name
 
@@ -250,7 +250,7 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
     if ev.load_error:
         metadata["compilation_error"] = ev.load_error[:2000]
     metadata.update(_upstream_correctness_metadata(findings))
-    if getattr(ev, "memory_plan", None):
+    if ev.memory_plan:
         metadata["memory_plan"] = ev.memory_plan
     if ev.load_snapshot.get("load_ms") is not None:
         metadata["load_ms"] = ev.load_snapshot["load_ms"]
@@ -266,14 +266,14 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
                                                        for s in ev.samples]
     if ev.samples and any(s.block is not None for s in ev.samples):
         metadata["timing_samples"]["block"] = [s.block for s in ev.samples]
-    if getattr(ev, "interleaved_reference_samples", None):
+    if ev.interleaved_reference_samples:
         metadata["interleaved_reference_samples"] = {
             "host_ms": [round(s.host_ms, 5) for s in ev.interleaved_reference_samples],
             "event_ms": [None if s.event_ms is None else round(s.event_ms, 5)
                          for s in ev.interleaved_reference_samples],
             "block": [s.block for s in ev.interleaved_reference_samples],
         }
-    metadata["reference_timing"] = getattr(ev, "reference_timing", "session")
+    metadata["reference_timing"] = ev.reference_timing
     if metadata["reference_timing"] == "interleaved":
         metadata["reference_timer"] = ev.reference_timer
         if ev.reference_timer_note:
@@ -287,22 +287,22 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
     if ev.skipped_probes:
         metadata["skipped_probes"] = ev.skipped_probes[:10]
     if ev.loaded:
-        reads = getattr(ev, "reads", [])
-        staged = [r for r in getattr(ev, "requests", []) if r.get("bytes")]
-        rate = getattr(ev, "copy_bytes_per_s", None)
+        reads = ev.reads
+        staged = [r for r in ev.requests if r.get("bytes")]
+        rate = ev.copy_bytes_per_s
         metadata["output_reads"] = {
             "path": ev.read_path, "detail": ev.read_path_detail,
             "trusted_reads": len(reads), "bytes": sum(r["bytes"] for r in reads),
             "read_ms": round(sum(r["ms"] for r in reads), 3),
             "freeze_ms": round(sum(r["freeze_ms"] for r in reads), 3),
             "map_ms": round(sum(r.get("map_ms", 0.0) for r in reads), 3),
-            "failures": len(getattr(ev, "read_failures", [])),
+            "failures": len(ev.read_failures),
             "in_process_staging_requests": [{k: r.get(k) for k in ("phase", "cmd", "ms", "work_ms", "bytes")}
                                             for r in staged[:20]],
             "judge_copy_gib_per_s": None if not rate else round(rate / (1 << 30), 3),
-            "requests_timed": len(getattr(ev, "requests", [])),
+            "requests_timed": len(ev.requests),
         }
-        metadata["request_ms"] = request_totals(getattr(ev, "requests", []) + getattr(ev, "judge_requests", []))
+        metadata["request_ms"] = request_totals(ev.requests + ev.judge_requests)
     if ev.candidate_peak_rss_bytes:
         metadata["host_memory"] = {"candidate_peak_private_bytes": int(ev.candidate_peak_rss_bytes),
                                    "candidate_limit_bytes": ev.candidate_rss_limit_bytes}
@@ -350,7 +350,7 @@ def speedup_block(ev: Any, verified: bool) -> dict | None:
     from kernelbench.reward_hardening.parent import speedup
     from kernelbench.reward_hardening.detectors.timing import sample_times
 
-    refs = list(getattr(ev, "interleaved_reference_samples", None) or [])
+    refs = list(ev.interleaved_reference_samples)
     cands = list(ev.samples or [])
     if not refs or not cands or any(s.block is None for s in cands + refs):
         return None
@@ -364,8 +364,8 @@ def speedup_block(ev: Any, verified: bool) -> dict | None:
     est["verified"] = bool(verified)
     est["reference"] = speedup.side_spread(ref_t)
     est["candidate"] = speedup.side_spread(cand_t)
-    est["reference_hold"] = dict(getattr(ev, "reference_hold", None) or {})
-    load = list(getattr(ev, "host_load", None) or [])
+    est["reference_hold"] = dict(ev.reference_hold or {})
+    load = list(ev.host_load)
     if load:
         est["host_load"] = {"other_runnable_median": statistics.median(load), "usable_cpus": ev.usable_cpus}
     return est
