@@ -66,7 +66,7 @@ def _defines_model_new(source: str) -> bool:
 def _twin_ready(session: ReferenceSession, twin: ReferenceTwin | None, cfg: HardeningConfig) -> tuple[str, str | None]:
     """Load the session's twin once the plan is known: ("twin", None), or ("judge", why not)."""
     if twin is None:
-        return "judge", "reference_twin=False"
+        return "judge", f"reference_twin={cfg.reference_twin} on {session.device}"
     if not twin.loaded and twin.error is None:
         cuda = session.device.startswith("cuda")
         fraction = session.twin_gpu_fraction() if cuda else None

@@ -137,8 +137,18 @@ class ReferenceTwin(TimedCalls):
 
 
 def twin_for(session: ReferenceSession, cfg: HardeningConfig, device: str) -> ReferenceTwin | None:
-    """The session's twin, started now if it has none (``None`` when ``reference_twin`` is off)."""
-    if not cfg.reference_twin:
+    """The session's twin, started now if it has none (``None`` where ``reference_twin`` asks for none).
+
+    ``reference_twin``: ``"cuda"`` (the default) on CUDA devices only, ``"all"`` on every
+    device, ``"off"`` nowhere.  On the CPU the twin removes the judge path's bias (an honest
+    candidate timed 2-8 times slower) but inherits the candidate-kind worker's spread on a
+    small shared machine (spikes of 4-7 ms on calls of 0.3 ms), which made RH-41 fire at
+    random on a fast attack fixture of the CPU red team; until that spread is understood
+    the CPU keeps the judge path.
+    """
+    if cfg.reference_twin not in ("cuda", "all", "off"):
+        raise ValueError(f"reference_twin must be 'cuda', 'all' or 'off', not {cfg.reference_twin!r}")
+    if cfg.reference_twin == "off" or (cfg.reference_twin == "cuda" and not device.startswith("cuda")):
         return None
     twin = getattr(session, "twin", None)
     if twin is None:
