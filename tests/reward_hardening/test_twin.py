@@ -22,8 +22,12 @@ def test_the_twin_loads_the_references_model_and_times_it_on_lent_inputs():
         twin = s.twin = ReferenceTwin(s, cfg, "cpu")  # as twin_for keeps it (CUDA only)
         twin.start()  # beside the judge's start, as the pipeline does
         s.start()
-        assert twin.load(None), twin.error  # the harness imported the reference's Model
+        assert twin.begin_load(None), twin.error
+        # the load's reply waits for the first sample: the reference's import and construction
+        # overlap the candidate's load and probes
+        assert twin.loading and twin.ready and not twin.loaded
         samples = [twin.sample(i) for i in range(3)]
+        assert twin.loaded and not twin.loading  # the harness imported the reference's Model
         assert [x.index for x in samples] == [0, 1, 2]
         assert all(x.host_ms > 0 and x.event_ms is None for x in samples)
         assert twin.warm and twin.handle.process.is_alive()
@@ -36,7 +40,7 @@ def test_without_room_in_the_plan_the_judge_times_the_reference_and_the_record_s
     from types import SimpleNamespace
 
     closed = []
-    twin = SimpleNamespace(loaded=False, error=None, close=lambda: closed.append(True), load=None)
+    twin = SimpleNamespace(ready=False, error=None, close=lambda: closed.append(True), begin_load=None)
     session = SimpleNamespace(device="cuda:0", twin_gpu_fraction=lambda: None)  # the plan's twin_bytes is 0
     timer, why = _twin_ready(session, twin, HardeningConfig(device="cuda"))
     assert timer == "judge" and "no room" in why and closed == [True]

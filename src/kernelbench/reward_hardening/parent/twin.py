@@ -61,6 +61,7 @@ class ReferenceTwin(TimedCalls):
         self.handle: Any = None
         self.drv: Any = None
         self.loaded = False
+        self.loading = False  # the load request is out; its reply is taken before the first sample
         self.warm = False
         self.error: str | None = None
 
@@ -75,9 +76,18 @@ class ReferenceTwin(TimedCalls):
         self.handle = start_worker("twin", workspace, src_path, self.cfg, self.device)
         self.drv = Driver("twin", self.handle, self.ev, max(self.cfg.timeout, 30.0))
 
-    def load(self, fraction: float | None) -> bool:
-        """Wait for the worker, choose its read path, load the reference; False (and ``error``) when it cannot."""
-        # the candidate's host-memory limit rule (RH-43's): the reference holds what an honest candidate does
+    @property
+    def ready(self) -> bool:
+        """Loaded, or loading (the reply is collected by the first sample)."""
+        return self.loaded or self.loading
+
+    def begin_load(self, fraction: float | None) -> bool:
+        """Wait for the worker, choose its read path and send the load; False (and ``error``) when it cannot.
+
+        The reply is taken by the first sample (:meth:`finish_load`): the reference's
+        import and construction (seconds for a large model) overlap the candidate's
+        load and correctness probes instead of delaying them.
+        """
         self.handle.max_rss_bytes = host_limit(self.cfg, self.device, self.s.data_bytes,
                                                int(self.s.sizes.get("param_bytes") or 0), self.s.judge_peak_rss_bytes)
         try:
@@ -85,13 +95,36 @@ class ReferenceTwin(TimedCalls):
             self.handle.unit.verify()
             self.ev.read_path, _ = self._read_path()
             (items,), fds = repack([self.s.init_items], self.s.init_fds)
-            reply, _ = self.drv.request("load", {"cmd": "load", "init_inputs": items,
-                                                 "gpu_memory_fraction": fraction}, fds)
+            self.drv.begin("load", {"cmd": "load", "init_inputs": items, "gpu_memory_fraction": fraction}, fds)
         except PhaseFailed as exc:
             return self._failed(f"start: {exc}")
+        self.loading = True
+        return True
+
+    def finish_load(self) -> None:
+        """The load's reply (raises ``JudgeFailed`` when it failed: the evaluation falls back to the judge)."""
+        if not self.loading:
+            return
+        self.loading = False
+        try:
+            reply, _ = self.drv.finish()
+        except PhaseFailed as exc:
+            self._failed(f"load: {exc}")
+            raise JudgeFailed(f"reference twin: load: {exc}", evaluator=True) from exc
         if not reply.get("ok"):
-            return self._failed(f"load: {str(reply.get('error') or 'failed')[:300]}")
+            self._failed(f"load: {str(reply.get('error') or 'failed')[:300]}")
+            raise JudgeFailed(f"reference twin: {self.error}", oom=isinstance(reply.get("oom"), dict),
+                              evaluator=not isinstance(reply.get("oom"), dict))
         self.loaded = True
+
+    def load(self, fraction: float | None) -> bool:
+        """Wait for the worker, choose its read path, load the reference; False (and ``error``) when it cannot."""
+        if not self.begin_load(fraction):
+            return False
+        try:
+            self.finish_load()
+        except JudgeFailed:
+            return False
         return True
 
     def _failed(self, why: str) -> bool:
@@ -101,6 +134,7 @@ class ReferenceTwin(TimedCalls):
 
     def sample(self, index: int) -> TimingSample:
         """One timed reference call on a fresh lent input set (the first calls warm the twin up, untimed)."""
+        self.finish_load()
         if not self.warm:
             for _ in range(max(1, self.cfg.num_warmup)):
                 self._call()
@@ -129,7 +163,7 @@ class ReferenceTwin(TimedCalls):
         return send, recv, reply
 
     def close(self) -> None:
-        self.loaded = False
+        self.loaded = self.loading = False
         if self.handle is not None:
             self.handle.close()
             self.handle.unit.sweep(self.handle.process.exitcode if self.handle.process is not None else None)
