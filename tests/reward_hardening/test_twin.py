@@ -48,16 +48,16 @@ def test_without_room_in_the_plan_the_judge_times_the_reference_and_the_record_s
         "judge", "reference_twin=off on cuda:0")
 
 
-def test_the_twin_is_cuda_only_by_default_and_can_be_asked_for_everywhere_or_nowhere():
+def test_the_twin_runs_everywhere_by_default_and_can_be_limited_to_cuda_or_switched_off():
     import pytest
 
     s = _session(HardeningConfig(device="cpu"))
     try:
-        assert twin_for(s, HardeningConfig(device="cpu"), "cpu") is None and s.twin is None
+        assert twin_for(s, HardeningConfig(device="cpu", reference_twin="cuda"), "cpu") is None and s.twin is None
         assert twin_for(s, HardeningConfig(device="cuda", reference_twin="off"), "cuda:0") is None
         with pytest.raises(ValueError):
             twin_for(s, HardeningConfig(device="cpu", reference_twin="yes"), "cpu")
-        twin = twin_for(s, HardeningConfig(device="cpu", reference_twin="all"), "cpu")
+        twin = twin_for(s, HardeningConfig(device="cpu"), "cpu")
         assert twin is not None and s.twin is twin and twin.handle is not None
     finally:
         s.close()
@@ -67,7 +67,7 @@ def test_a_twin_lost_before_its_first_sample_leaves_the_timing_to_the_judge(add_
     from kernelbench.reward_hardening import evaluate_hardened
 
     cfg = HardeningConfig(device="cpu", mode="enforce", policy="practical", num_warmup=1, num_perf_trials=4,
-                          timeout=60, reference_twin="all")
+                          timeout=60)
     ref = add_problem(64, 1024)
     cand = ref.replace("class Model(", "class ModelNew(")
     s = ReferenceSession(ref, cfg, "cpu")
