@@ -22,12 +22,8 @@ def test_the_twin_loads_the_references_model_and_times_it_on_lent_inputs():
         twin = s.twin = ReferenceTwin(s, cfg, "cpu")  # as twin_for keeps it (CUDA only)
         twin.start()  # beside the judge's start, as the pipeline does
         s.start()
-        assert twin.begin_load(None), twin.error
-        # the load's reply waits for the first sample: the reference's import and construction
-        # overlap the candidate's load and probes
-        assert twin.loading and twin.ready and not twin.loaded
+        assert twin.load(None), twin.error  # the harness imported the reference's Model
         samples = [twin.sample(i) for i in range(3)]
-        assert twin.loaded and not twin.loading  # the harness imported the reference's Model
         assert [x.index for x in samples] == [0, 1, 2]
         assert all(x.host_ms > 0 and x.event_ms is None for x in samples)
         assert twin.warm and twin.handle.process.is_alive()
@@ -40,7 +36,7 @@ def test_without_room_in_the_plan_the_judge_times_the_reference_and_the_record_s
     from types import SimpleNamespace
 
     closed = []
-    twin = SimpleNamespace(ready=False, error=None, close=lambda: closed.append(True), begin_load=None)
+    twin = SimpleNamespace(loaded=False, error=None, close=lambda: closed.append(True), load=None)
     session = SimpleNamespace(device="cuda:0", twin_gpu_fraction=lambda: None)  # the plan's twin_bytes is 0
     timer, why = _twin_ready(session, twin, HardeningConfig(device="cuda"))
     assert timer == "judge" and "no room" in why and closed == [True]
@@ -48,16 +44,16 @@ def test_without_room_in_the_plan_the_judge_times_the_reference_and_the_record_s
         "judge", "reference_twin=off on cuda:0")
 
 
-def test_the_twin_runs_everywhere_by_default_and_can_be_limited_to_cuda_or_switched_off():
+def test_the_twin_is_cuda_only_by_default_and_can_be_asked_for_everywhere_or_nowhere():
     import pytest
 
     s = _session(HardeningConfig(device="cpu"))
     try:
-        assert twin_for(s, HardeningConfig(device="cpu", reference_twin="cuda"), "cpu") is None and s.twin is None
+        assert twin_for(s, HardeningConfig(device="cpu"), "cpu") is None and s.twin is None
         assert twin_for(s, HardeningConfig(device="cuda", reference_twin="off"), "cuda:0") is None
         with pytest.raises(ValueError):
             twin_for(s, HardeningConfig(device="cpu", reference_twin="yes"), "cpu")
-        twin = twin_for(s, HardeningConfig(device="cpu"), "cpu")
+        twin = twin_for(s, HardeningConfig(device="cpu", reference_twin="all"), "cpu")
         assert twin is not None and s.twin is twin and twin.handle is not None
     finally:
         s.close()
@@ -67,7 +63,7 @@ def test_a_twin_lost_before_its_first_sample_leaves_the_timing_to_the_judge(add_
     from kernelbench.reward_hardening import evaluate_hardened
 
     cfg = HardeningConfig(device="cpu", mode="enforce", policy="practical", num_warmup=1, num_perf_trials=4,
-                          timeout=60)
+                          timeout=60, reference_twin="all")
     ref = add_problem(64, 1024)
     cand = ref.replace("class Model(", "class ModelNew(")
     s = ReferenceSession(ref, cfg, "cpu")

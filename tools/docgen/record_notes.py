@@ -45,7 +45,7 @@ METADATA_DOCS: dict[str, str] = {
                         "reused by the problem's later samples).",
     "reference_timer": "`interleaved` timing only: which process timed the reference's samples: `twin` (the "
                        "default: a worker of the candidate's own kind running the reference, so both sides are "
-                       "timed along one path) or `judge` (`reference_twin` off or not on this "
+                       "timed along one path; CUDA by default) or `judge` (`reference_twin` off or not on this "
                        "device, no room for the twin in the "
                        "memory plan, or it failed to start or load).",
     "reference_timer_note": "Why the judge and not the twin timed the reference (`reference_timer: judge`).",

@@ -126,10 +126,10 @@ class HardeningConfig:
     interleave_blocks: int = 10
     interleave_reference_samples: int = 5
     # the reference's interleaved samples are timed in its twin, a worker of the candidate's
-    # own kind (parent.twin), so both sides are timed along one path: "all" (every device),
-    # "cuda" (CUDA devices only), "off"; without room for it in the memory plan the judge
-    # times them
-    reference_twin: str = "all"
+    # own kind (parent.twin), so both sides are timed along one path: "cuda" (on CUDA
+    # devices), "all" (the CPU too), "off"; without room for it in the memory plan the
+    # judge times them
+    reference_twin: str = "cuda"
     speedup_confidence: float = 0.99  # level of each one-sided bound
     speedup_resamples: int = 2000  # bootstrap resamples
     # both bounds move outwards by this share: what the timing path itself may differ by

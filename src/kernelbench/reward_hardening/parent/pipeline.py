@@ -67,15 +67,15 @@ def _twin_ready(session: ReferenceSession, twin: ReferenceTwin | None, cfg: Hard
     """Load the session's twin once the plan is known: ("twin", None), or ("judge", why not)."""
     if twin is None:
         return "judge", f"reference_twin={cfg.reference_twin} on {session.device}"
-    if not twin.ready and twin.error is None:
+    if not twin.loaded and twin.error is None:
         cuda = session.device.startswith("cuda")
         fraction = session.twin_gpu_fraction() if cuda else None
         if cuda and fraction is None:
             twin.error = "the memory plan leaves no room for the twin beside the judge and the candidate"
             twin.close()
         else:
-            twin.begin_load(fraction)  # its reply comes with the first reference sample
-    return ("twin", None) if twin.ready else ("judge", twin.error)
+            twin.load(fraction)
+    return ("twin", None) if twin.loaded else ("judge", twin.error)
 
 
 # --------------------------------------------------------------------------- entry

@@ -140,7 +140,7 @@ class TimedCalls(CandidateIO):
         ev = self.ev
 
         twin = getattr(self.s, "twin", None)
-        if ev.reference_timer == "twin" and twin is not None and twin.ready:
+        if ev.reference_timer == "twin" and twin is not None and twin.loaded:
             twin.drv.log = ev.requests  # the twin's calls count in this sample's request_ms
 
         def time_reference(block: int) -> TimingSample:

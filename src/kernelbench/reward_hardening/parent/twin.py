@@ -61,12 +61,11 @@ class ReferenceTwin(TimedCalls):
         self.handle: Any = None
         self.drv: Any = None
         self.loaded = False
-        self.loading = False  # the load request is out; its reply is taken before the first sample
         self.warm = False
         self.error: str | None = None
 
     def start(self) -> None:
-        """Start the worker (its harness only; the reference program is imported by :meth:`begin_load`)."""
+        """Start the worker (its harness only; the reference program is imported by ``load``)."""
         workspace = os.path.join(self.root, "twin")
         os.makedirs(workspace, exist_ok=True)
         src_path = os.path.join(workspace, "reference_program.py")
@@ -76,18 +75,9 @@ class ReferenceTwin(TimedCalls):
         self.handle = start_worker("twin", workspace, src_path, self.cfg, self.device)
         self.drv = Driver("twin", self.handle, self.ev, max(self.cfg.timeout, 30.0))
 
-    @property
-    def ready(self) -> bool:
-        """Loaded, or loading (the reply is collected by the first sample)."""
-        return self.loaded or self.loading
-
-    def begin_load(self, fraction: float | None) -> bool:
-        """Wait for the worker, choose its read path and send the load; False (and ``error``) when it cannot.
-
-        The reply is taken by the first sample (:meth:`finish_load`): the reference's
-        import and construction (seconds for a large model) overlap the candidate's
-        load and correctness probes instead of delaying them.
-        """
+    def load(self, fraction: float | None) -> bool:
+        """Wait for the worker, choose its read path, load the reference; False (and ``error``) when it cannot."""
+        # the candidate's host-memory limit rule (RH-43's): the reference holds what an honest candidate does
         self.handle.max_rss_bytes = host_limit(self.cfg, self.device, self.s.data_bytes,
                                                int(self.s.sizes.get("param_bytes") or 0), self.s.judge_peak_rss_bytes)
         try:
@@ -95,27 +85,14 @@ class ReferenceTwin(TimedCalls):
             self.handle.unit.verify()
             self.ev.read_path, _ = self._read_path()
             (items,), fds = repack([self.s.init_items], self.s.init_fds)
-            self.drv.begin("load", {"cmd": "load", "init_inputs": items, "gpu_memory_fraction": fraction}, fds)
+            reply, _ = self.drv.request("load", {"cmd": "load", "init_inputs": items,
+                                                 "gpu_memory_fraction": fraction}, fds)
         except PhaseFailed as exc:
             return self._failed(f"start: {exc}")
-        self.loading = True
-        return True
-
-    def finish_load(self) -> None:
-        """The load's reply (raises ``JudgeFailed`` when it failed: the evaluation falls back to the judge)."""
-        if not self.loading:
-            return
-        self.loading = False
-        try:
-            reply, _ = self.drv.finish()
-        except PhaseFailed as exc:
-            self._failed(f"load: {exc}")
-            raise JudgeFailed(f"reference twin: load: {exc}", evaluator=True) from exc
         if not reply.get("ok"):
-            self._failed(f"load: {str(reply.get('error') or 'failed')[:300]}")
-            raise JudgeFailed(f"reference twin: {self.error}", oom=isinstance(reply.get("oom"), dict),
-                              evaluator=not isinstance(reply.get("oom"), dict))
+            return self._failed(f"load: {str(reply.get('error') or 'failed')[:300]}")
         self.loaded = True
+        return True
 
     def _failed(self, why: str) -> bool:
         self.error = why
@@ -124,7 +101,6 @@ class ReferenceTwin(TimedCalls):
 
     def sample(self, index: int) -> TimingSample:
         """One timed reference call on a fresh lent input set (the first calls warm the twin up, untimed)."""
-        self.finish_load()
         if not self.warm:
             for _ in range(max(1, self.cfg.num_warmup)):
                 self._call()
@@ -138,8 +114,8 @@ class ReferenceTwin(TimedCalls):
     def _call(self) -> tuple[int, int, dict]:
         try:
             # on CUDA every step of the candidate's call, its output's staging and trusted read
-            # included (the path run 40 measured); on the CPU (reference_twin="all") no staging
-            # and no read, which only follow the call and cost a two-core machine much time
+            # included (the path run 40 measured); on the CPU no staging and no read, which only
+            # follow the call and cost the CPU suite a sixth of its time
             reply, _, _, send, recv = self._fresh_call("timing", "time", "timing:reference", False,
                                                        stage=self.device.startswith("cuda"))
         except PhaseFailed as exc:  # the evaluator's side failed: no verdict either way (RH-32, RH-44)
@@ -153,7 +129,7 @@ class ReferenceTwin(TimedCalls):
         return send, recv, reply
 
     def close(self) -> None:
-        self.loaded = self.loading = False
+        self.loaded = False
         if self.handle is not None:
             self.handle.close()
             self.handle.unit.sweep(self.handle.process.exitcode if self.handle.process is not None else None)
@@ -163,12 +139,12 @@ class ReferenceTwin(TimedCalls):
 def twin_for(session: ReferenceSession, cfg: HardeningConfig, device: str) -> ReferenceTwin | None:
     """The session's twin, started now if it has none (``None`` where ``reference_twin`` asks for none).
 
-    ``reference_twin``: ``"all"`` (the default) on every device, ``"cuda"`` on CUDA
-    devices only, ``"off"`` nowhere.  On the CPU the judge path timed an honest candidate
-    2-8 times slower than the same code as the reference, and the candidate-kind worker's
-    spikes on a small shared machine (4-7 ms on calls of 0.3 ms) made RH-26 fail an honest
-    fixture of the CPU red team (its round-trip overhead against the judge's); with the twin
-    both sides carry that spread, and the bound widens instead.
+    ``reference_twin``: ``"cuda"`` (the default) on CUDA devices only, ``"all"`` on every
+    device, ``"off"`` nowhere.  On the CPU the twin removes the judge path's bias (an honest
+    candidate timed 2-8 times slower) but inherits the candidate-kind worker's spread on a
+    small shared machine (spikes of 4-7 ms on calls of 0.3 ms), which made RH-41 fire at
+    random on a fast attack fixture of the CPU red team; until that spread is understood
+    the CPU keeps the judge path.
     """
     if cfg.reference_twin not in ("cuda", "all", "off"):
         raise ValueError(f"reference_twin must be 'cuda', 'all' or 'off', not {cfg.reference_twin!r}")

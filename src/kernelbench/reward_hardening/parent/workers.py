@@ -139,28 +139,16 @@ class Driver:
 
     def request(self, phase: str, header: dict, fds: list[int] | None = None,
                 timeout: float | None = None) -> tuple[dict, list[int]]:
-        self.begin(phase, header, fds)
-        return self.finish(timeout)
-
-    def begin(self, phase: str, header: dict, fds: list[int] | None = None) -> None:
-        """Send a request; :meth:`finish` receives its reply (the worker works meanwhile)."""
         # every request is timed by the parent (RH-61 compares those that move output bytes
         # with a plain copy of their size)
         self.last = {"phase": phase, "cmd": header.get("cmd"), "role": self.role, "ms": None}
         if self.log is not None:
             self.log.append(self.last)
-        self._t0 = time.monotonic_ns()
+        t0 = time.monotonic_ns()
         try:
             self.handle.send_message(header, fds)
-        except WorkerCrashed as exc:
-            self._event(phase, "crash", str(exc))
-
-    def finish(self, timeout: float | None = None) -> tuple[dict, list[int]]:
-        """The reply to the request :meth:`begin` sent; failures become WorkerEvents and ``PhaseFailed``."""
-        phase = self.last["phase"]
-        try:
             reply, rfds = self.handle.receive_message(timeout or self.timeout, allow_fds=self.role == "reference")
-            self.last["ms"] = (time.monotonic_ns() - self._t0) / 1e6
+            self.last["ms"] = (time.monotonic_ns() - t0) / 1e6
         except WorkerTimeout as exc:
             self._event(phase, "timeout", str(exc))
         except WorkerMemoryExceeded as exc:
