@@ -37,6 +37,7 @@ def test_without_room_in_the_plan_the_judge_times_the_reference_and_the_record_s
 
     closed = []
     twin = SimpleNamespace(loaded=False, error=None, close=lambda: closed.append(True), load=None)
+    twin.give_up = lambda why: (setattr(twin, "error", why), twin.close())
     session = SimpleNamespace(device="cuda:0", twin_gpu_fraction=lambda: None)  # the plan's twin_bytes is 0
     timer, why = _twin_ready(session, twin, HardeningConfig(device="cuda"))
     assert timer == "judge" and "no room" in why and closed == [True]

@@ -71,8 +71,7 @@ def _twin_ready(session: ReferenceSession, twin: ReferenceTwin | None, cfg: Hard
         cuda = session.device.startswith("cuda")
         fraction = session.twin_gpu_fraction() if cuda else None
         if cuda and fraction is None:
-            twin.error = "the memory plan leaves no room for the twin beside the judge and the candidate"
-            twin.close()
+            twin.give_up("the memory plan leaves no room for the twin beside the judge and the candidate")
         else:
             twin.load(fraction)
     return ("twin", None) if twin.loaded else ("judge", twin.error)

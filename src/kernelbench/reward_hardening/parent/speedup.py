@@ -164,8 +164,9 @@ def speedup_estimate(ref_times: Sequence[float], ref_blocks: Sequence[int] | Non
     alpha = (1.0 - level) / 2.0
     ref_lo, ref_hi = median_bounds(ref_all, alpha)
     cand_lo, cand_hi = median_bounds(cand_all, alpha)
-    lower = min(lower, ref_lo / cand_hi) / (1.0 + max(floor, 0.0))
-    upper = max(upper, ref_hi / cand_lo) * (1.0 + max(floor, 0.0))
+    floor = max(floor, 0.0)
+    lower = min(lower, ref_lo / cand_hi) / (1.0 + floor)
+    upper = max(upper, ref_hi / cand_lo) * (1.0 + floor)
     return {
         "statistic": "median(reference) / median(candidate)",
         "point": round(point, 4),
@@ -175,7 +176,7 @@ def speedup_estimate(ref_times: Sequence[float], ref_blocks: Sequence[int] | Non
         "method": METHOD_BLOCKS if k > 1 else METHOD_IID,
         "blocks": k,
         "resamples": resamples,
-        "systematic_floor": max(floor, 0.0),
+        "systematic_floor": floor,
         "claims_faster": lower > 1.0,
         "claims_slower": upper < 1.0,
     }

@@ -153,8 +153,7 @@ class TimedCalls(CandidateIO):
                         raise
                     # lost before its first sample (its warm-up ran out of memory, say): the judge times
                     # every reference sample of this evaluation instead, and the record says why
-                    twin.error = f"the twin failed before its first sample: {exc}"[:300]
-                    twin.close()
+                    twin.give_up(f"the twin failed before its first sample: {exc}")
                     ev.reference_timer, ev.reference_timer_note = "judge", twin.error
             return interleave.reference_sample(self.s, n, timing_sample, malformed_timing)
 

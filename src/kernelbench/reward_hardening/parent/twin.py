@@ -88,14 +88,15 @@ class ReferenceTwin(TimedCalls):
             reply, _ = self.drv.request("load", {"cmd": "load", "init_inputs": items,
                                                  "gpu_memory_fraction": fraction}, fds)
         except PhaseFailed as exc:
-            return self._failed(f"start: {exc}")
+            return self.give_up(f"start: {exc}")
         if not reply.get("ok"):
-            return self._failed(f"load: {str(reply.get('error') or 'failed')[:300]}")
+            return self.give_up(f"load: {str(reply.get('error') or 'failed')[:300]}")
         self.loaded = True
         return True
 
-    def _failed(self, why: str) -> bool:
-        self.error = why
+    def give_up(self, why: str) -> bool:
+        """Stop the twin for good (the session's later samples are timed by the judge); returns False."""
+        self.error = why[:300]
         self.close()
         return False
 
