@@ -281,7 +281,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--policy", default="practical")
     ap.add_argument("--out", default=None, help="folder for <name>.json and <name>.md")
     ap.add_argument("--name", default=None)
+    ap.add_argument("--deadline-s", type=float, default=None,
+                    help="start no new problem after this many seconds (the results so far are written)")
+    ap.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                    help="no runs: the table and checks over these earlier outputs together")
     args = ap.parse_args(argv)
+    if args.merge:
+        return report(merged(args.merge), args, [])
 
     from kernelbench.dataset import construct_kernelbench_dataset
     from kernelbench.reward_hardening.config import HardeningConfig
@@ -294,8 +300,12 @@ def main(argv: list[str] | None = None) -> int:
     cfg = HardeningConfig(mode="enforce", policy=args.policy, device=device, num_perf_trials=args.num_perf_trials,
                           num_correct_trials=args.num_correct_trials, perturbations=(), profile_backend=False)
     results: dict[str, dict] = {}
+    skipped: list[int] = []
     t0 = time.monotonic()
     for pid in ids:
+        if args.deadline_s is not None and time.monotonic() - t0 > args.deadline_s:
+            skipped.append(pid)
+            continue
         problem = dataset.get_problem_by_id(pid)
         name = f"L{args.level}/{pid} {problem.name[:40]}"
         ref = problem.code
@@ -319,25 +329,63 @@ def main(argv: list[str] | None = None) -> int:
                 f"{r['speedup']['point']:.3f} [{r['speedup']['lower_bound']:.3f}, {r['speedup']['upper_bound']:.3f}]"
                 if r["speedup"] else f"{r['status']} (no bound)" for r in per[arm]), flush=True)
         results[name] = per
-    level = cfg.speedup_confidence
-    report = [table(results), ""]
+        write(results, args, skipped, time.monotonic() - t0)  # after every problem: a killed call keeps its runs
+    if skipped:
+        print(f"[aa] deadline: not started {','.join(map(str, skipped))}", flush=True)
+    return report(results, args, skipped, time.monotonic() - t0, level=cfg.speedup_confidence,
+                  blocks=(cfg.interleave_blocks, cfg.interleave_reference_samples))
+
+
+def write(results: dict, args, skipped: list[int], elapsed: float) -> None:
+    if not args.out:
+        return
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = args.name or f"aa_calibration_level{args.level}_{args.device.split(':')[0]}"
+    (out / f"{stem}.json").write_text(json.dumps({"args": vars(args), "results": results, "not_started": skipped,
+                                                  "elapsed_s": elapsed}, indent=1))
+
+
+def merged(paths: list[str]) -> dict:
+    """Every problem's arms from earlier outputs (one problem's arms may come from several files)."""
+    results: dict[str, dict] = {}
+    for p in paths:
+        for name, per in json.loads(Path(p).read_text())["results"].items():
+            into = results.setdefault(name, {})
+            for arm, runs in per.items():
+                into[arm] = into.get(arm, []) + runs if arm in ARMS else runs
+    return results
+
+
+def report(results: dict, args, skipped: list[int], elapsed: float | None = None, level: float | None = None,
+           blocks: tuple[int, int] | None = None) -> int:
+    if level is None:
+        from kernelbench.reward_hardening.config import HardeningConfig
+
+        level = HardeningConfig().speedup_confidence
+    lines = [table(results), ""]
     failed = False
     for what, ok, detail in checks(results, level):
-        report.append(f"{'PASS' if ok else 'FAIL'}  {what}: {detail}")
+        lines.append(f"{'PASS' if ok else 'FAIL'}  {what}: {detail}")
         failed |= not ok
-    report.append(f"(bound: one-sided, level {level}; {args.runs} runs per arm; {args.num_perf_trials} timed "
-                  f"candidate samples in {cfg.interleave_blocks} blocks, {cfg.interleave_reference_samples} "
-                  f"reference samples per block; {time.monotonic() - t0:.0f} s)")
-    text = "\n".join(report)
+    if args.merge:
+        lines.append(f"(bound: one-sided, level {level}; merged from {', '.join(Path(p).name for p in args.merge)})")
+    else:
+        lines.append(f"(bound: one-sided, level {level}; {args.runs} runs per arm; {args.num_perf_trials} timed "
+                     f"candidate samples in {blocks[0]} blocks, {blocks[1]} reference samples per block; "
+                     f"{elapsed:.0f} s)" + (f"; not started (deadline): {','.join(map(str, skipped))}" if skipped else ""))
+    text = "\n".join(lines)
     print(text)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         stem = args.name or f"aa_calibration_level{args.level}_{args.device.split(':')[0]}"
-        (out / f"{stem}.json").write_text(json.dumps({"args": vars(args), "results": results}, indent=1))
+        if not args.merge:
+            write(results, args, skipped, elapsed)
+        else:
+            (out / f"{stem}.json").write_text(json.dumps({"merged_from": args.merge, "results": results}, indent=1))
         (out / f"{stem}.md").write_text(f"# A/A calibration\n\n```\n{' '.join(sys.argv)}\n```\n\n{text}\n")
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     os.environ.setdefault("KERNELBENCH_DEMO_SCALE", "1")

@@ -3,7 +3,7 @@
 #
 #   OUT=<folder for results> bash bench/gpu_steps.sh env redteam pytest
 #   OUT=... IDS=1,2,12 BT=270 NAME=l1_requests MODES=enforce bash bench/gpu_steps.sh sweep
-#   OUT=... IDS=47,97 bash bench/gpu_steps.sh paths; OUT=... IDS=1-18,47,97 RUNS=5 NAME=l1 bash bench/gpu_steps.sh aa
+#   OUT=... IDS=47,97 bash bench/gpu_steps.sh paths; OUT=... IDS=1-18,47,97 RUNS=5 NAME=l1 [DEADLINE=430] bash bench/gpu_steps.sh aa
 #
 # Needs, beside the checkout (all git-ignored): the pure-Python wheels in .whl/
 # (pydra-config, pydantic, pydantic-core, annotated-types, typing-inspection, platformdirs,
@@ -43,7 +43,7 @@ for s in "$@"; do
              --ids "${IDS:-47,97,12,19}" --trials "${TRIALS:-30}" --out "$OUT" ;;
     aa) step "aa_${NAME:-l1}" python3 bench/aa_calibration.py --dataset-path KernelBench --device cuda \
           --level "${LEVEL:-1}" --ids "${IDS:?set IDS}" --runs "${RUNS:-5}" --arms "${ARMS:-aa,slow_candidate,slow_reference}" \
-          --out "$OUT" --name "aa_${NAME:-l1}" ;;
+          --out "$OUT" --name "aa_${NAME:-l1}" ${DEADLINE:+--deadline-s "$DEADLINE"} ;;
     compare) step runtime_compare python3 bench/runtime_compare.py --baseline-tree .base --runs "${RUNS:-5}" \
                --out "$OUT/compare" ;;
     *) echo "unknown step $s (env, redteam, pytest, sweep, paths, aa, compare)" >&2; exit 2 ;;

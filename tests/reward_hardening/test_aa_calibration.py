@@ -46,6 +46,39 @@ def test_aa_bound_claims_no_speedup_on_two_demo_problems(tmp_path):
     assert "A/A: false speedup claims" in (tmp_path / "aa.md").read_text()
 
 
+def _run(point, lo, hi):
+    return {"status": "PASS", "noise": False, "speedup": {
+        "point": point, "lower_bound": lo, "upper_bound": hi, "claims_faster": lo > 1.0, "claims_slower": hi < 1.0,
+        "candidate": {"cv": 0.01}, "reference": {"cv": 0.01}}}
+
+
+def test_split_calls_merge_into_one_table_and_one_set_of_checks(tmp_path, capsys):
+    import json
+
+    a = {"results": {"L1/1 a": {"aa": [_run(1.0, 0.99, 1.01)] * 3}}}
+    b = {"results": {"L1/1 a": {"aa": [_run(1.02, 1.01, 1.03)], "slow_candidate": [_run(0.9, 0.89, 0.91)] * 2},
+                     "L1/2 b": {"slow_reference": [_run(1.1, 1.09, 1.11), _run(1.0, 0.99, 1.01)]}}}
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    code = aa_calibration.main(["--merge", str(tmp_path / "a.json"), str(tmp_path / "b.json"),
+                                "--out", str(tmp_path), "--name", "m"])
+    text = capsys.readouterr().out
+    merged = json.loads((tmp_path / "m.json").read_text())["results"]
+    assert len(merged["L1/1 a"]["aa"]) == 4 and len(merged["L1/1 a"]["slow_candidate"]) == 2
+    assert "1 of 4 runs claim a speedup" in text  # 1 > 0.04 allowed: the A/A check fails
+    assert "PASS  slow candidate: upper bound < 1 in every run: 2 of 2" in text
+    assert "FAIL  slow reference" in text and "1 of 2 runs" in text and code == 1
+
+
+def test_a_deadline_starts_no_new_problem_and_writes_what_it_has(tmp_path):
+    import json
+
+    code = aa_calibration.main(["--demo", "--ids", "1,2", "--runs", "1", "--arms", "aa", "--deadline-s", "0",
+                                "--out", str(tmp_path), "--name", "d"])
+    data = json.loads((tmp_path / "d.json").read_text())
+    assert data["results"] == {} and data["not_started"] == [1, 2] and code == 0
+
+
 def test_extra_work_source_runs_and_is_counted():
     ref = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x + 1\n"
     ns: dict = {}
