@@ -202,6 +202,11 @@ def run_arm(reference_src: str, candidate_src: str, cfg, runs: int) -> list[dict
                         "noise": any(f.get("code") == "RH-54" for f in rh.get("findings", [])),
                         "codes": sorted({f.get("code") for f in rh.get("findings", [])}),
                         "wall_s": (rec.get("metadata") or {}).get("reward_hardening_wall_s"),
+                        # what a run that did not pass was told (its findings' messages and evidence, cut short)
+                        "why": None if rh.get("integrity_status") == "PASS" else [
+                            {"code": f.get("code"), "summary": str(f.get("summary"))[:300],
+                             "evidence": json.dumps(f.get("evidence"), default=str)[:1200]}
+                            for f in rh.get("findings", []) if f.get("code") != "RH-13"],
                         "reference_timer": (rec.get("metadata") or {}).get("reference_timer"),
                         "reference_timer_note": (rec.get("metadata") or {}).get("reference_timer_note"),
                         # every sample of both sides, in block order (where a gap between the sides comes from)

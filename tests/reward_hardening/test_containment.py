@@ -490,3 +490,29 @@ def test_object_sweep_capability_fails_closed():
     # the policy requires a complete sweep under enforce only
     assert policy.requires("containment_object_sweep", "practical", "enforce")
     assert not policy.requires("containment_object_sweep", "practical", "audit")
+
+
+def test_an_ended_trusted_workers_ipc_counter_files_are_removed(tmp_path):
+    """A judge that exits while a consumer holds one of its CUDA handles leaves torch_<pid>_* in /dev/shm."""
+    from kernelbench.reward_hardening.config import HardeningConfig
+    from kernelbench.reward_hardening.containment.objects import remove_ipc_counters
+    from kernelbench.reward_hardening.fixtures import PROBLEM_DIR
+    from kernelbench.reward_hardening.parent.session import ReferenceSession
+
+    for name in ("torch_123_a_0", "torch_123_b_1", "torch_1234_c_0", "other_123_0"):
+        (tmp_path / name).write_bytes(b"\0" * 16)
+    assert remove_ipc_counters(123, str(tmp_path)) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other_123_0", "torch_1234_c_0"]
+    assert remove_ipc_counters(5, str(tmp_path / "missing")) == 0
+
+    # wired into the end-of-run sweep of a trusted worker (the judge here)
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm")
+    src = (PROBLEM_DIR / "level1" / "1_Elementwise_add.py").read_text()
+    s = ReferenceSession(src, HardeningConfig(device="cpu", timeout=60), "cpu")
+    s.start()
+    leftover = f"/dev/shm/torch_{s.handle.process.pid}_test_0"
+    with open(leftover, "wb") as fh:
+        fh.write(b"\0" * 16)
+    s.close()
+    assert not os.path.exists(leftover) and s.containment["ipc_counters_removed"] == 1

@@ -50,8 +50,15 @@ def test_identical_code_is_timed_alike_on_both_sides(add_problem):
     session = ReferenceSession(ref, cfg, "cuda:0")  # the batch path: interleaved reference blocks
     try:
         record = evaluate_hardened(ref, cand, cfg, session=session)
+        judge = session.pid
+        second = evaluate_hardened(ref, cand, cfg, session=session)
     finally:
         session.close()
+    # the twin lets go of its lent inputs after each sample: the judge is reused, not retired
+    for rec in (record, second):
+        release = [p for p in rec["metadata"]["reward_hardening_phases"] if p["phase"] == "judge_release"]
+        assert release and not release[0]["retired"], release
+    assert session.pid == judge and second["reward_hardening"]["integrity_status"] == "PASS"
     rh = record["reward_hardening"]
     assert rh["integrity_status"] == "PASS", rh["findings"]
     assert record["metadata"]["reference_timer"] == "twin", record["metadata"].get("reference_timer_note")

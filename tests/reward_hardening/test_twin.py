@@ -14,6 +14,12 @@ def _session(cfg: HardeningConfig) -> ReferenceSession:
     return ReferenceSession(src, cfg, "cpu")
 
 
+def _lent_mappings(pid: int) -> int:
+    """The judge's lent buffers mapped in a worker (on the CPU each is a memfd mapping)."""
+    with open(f"/proc/{pid}/maps") as fh:
+        return sum(1 for line in fh if "memfd:" in line)
+
+
 def test_the_twin_loads_the_references_model_and_times_it_on_lent_inputs():
     """The path is device-generic: on the CPU the twin's calls go through the candidate's harness too."""
     cfg = HardeningConfig(device="cpu", num_warmup=1, num_perf_trials=4, timeout=60)
@@ -27,6 +33,12 @@ def test_the_twin_loads_the_references_model_and_times_it_on_lent_inputs():
         assert [x.index for x in samples] == [0, 1, 2]
         assert all(x.host_ms > 0 and x.event_ms is None for x in samples)
         assert twin.warm and twin.handle.process.is_alive()
+        # end of a sample: the twin lets go of every input set it was lent (the judge would
+        # otherwise count them as still lent and be retired), and stays loaded for the next
+        lent = _lent_mappings(twin.handle.process.pid)
+        twin.let_go()
+        assert lent > 0 and _lent_mappings(twin.handle.process.pid) == 0, lent
+        assert twin.loaded and twin.handle.process.is_alive() and twin.sample(3).index == 3
     finally:
         s.close()
     assert not twin.loaded and twin.handle is None  # closed with its session

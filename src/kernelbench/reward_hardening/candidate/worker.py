@@ -35,6 +35,7 @@ The worker never receives a seed, a reference output or a verdict; its command t
 ``copy_last``  copy the last timed call's outputs into staging buffers (spot check, fallback)
 ``profile``    one untimed forward under the profiler; the operator and kernel list
 ``snapshot``   state, API identities, threads and child processes
+``let_go``     drop every lent tensor and stay (the reference's twin, between two samples)
 ``exit``       leave
 """
 
@@ -188,10 +189,7 @@ class Harness:
         # warm the intra-op thread pool so later thread counts have a stable baseline
         a = torch.rand(256, 256)
         (a @ a).sum().item()
-        self.baseline = {"state": backend_state(), "apis": api_identities(), "concurrency": concurrency(),
-                         "pid": os.getpid(), "dispatch": dispatch_changes()}
-        if self.device.type == "cuda":
-            self.baseline["l2"] = l2_persistence_state(torch.cuda.current_stream(self.device).cuda_stream)
+        self.baseline = {k: v for k, v in self._snapshot().items() if k != "gpu_memory"}
         # everything alive now (torch, the harness) is moved out of the collector's reach: the
         # full collection that lets go of the lent tensors at exit then scans only what was
         # made since (measured on the CPU: 190 ms with torch's objects, a few ms without)
@@ -202,10 +200,10 @@ class Harness:
             try:
                 header, fds = recv_message(self.conn, None, self.spec.get("spill_dir"))
             except EOFError:
-                return self._let_go()
+                return self.cmd_let_go()
             cmd = header.get("cmd")
             if cmd == "exit":
-                return self._let_go()
+                return self.cmd_let_go()
             handler = handlers.get(cmd)
             try:
                 if handler is None:
@@ -231,12 +229,14 @@ class Harness:
                     except OSError:
                         pass
 
-    def _let_go(self) -> None:
-        """Drop every lent tensor before exiting (CUDA: the judge gets its memory back only then)."""
+    def cmd_let_go(self, header: dict | None = None, fds: list[int] | None = None) -> None:
+        """Drop every lent tensor, before exiting or when asked (CUDA: the judge gets its memory back only then)."""
         self.kept, self.kept_bytes = [], 0
         self.last_output = self.pending = self.settled = self.export_probe = None
         _gc_collect()
         self.sync()
+        if header is not None:  # asked by the parent (the reference's twin between two samples): stay
+            self.reply({})
 
     def _exported(self, facts: list[dict]) -> list[dict]:
         """Facts with the IPC handle of each output's allocation (CUDA, for the judge's read)."""

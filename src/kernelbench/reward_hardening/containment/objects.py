@@ -201,3 +201,26 @@ def _remove_path(p: str) -> bool:
         return True
     except OSError:
         return False
+
+
+def remove_ipc_counters(pid: int, shm: str = "/dev/shm") -> int:
+    """Remove PyTorch's CUDA IPC reference-counter files of an ended trusted worker; how many there were.
+
+    A process that exports CUDA memory (the judge lending inputs, the reference's twin)
+    keeps a reference-counter file ``torch_<pid>_<random>_<n>`` in ``/dev/shm``; one
+    that exits while another process still holds a handle leaves it behind (80 KiB each,
+    one per judge on the H200: 94 files after 60 evaluations).  Nothing uses them once
+    their process ended (a consumer still holding one keeps its own mapping).
+    """
+    n = 0
+    try:
+        names = [e for e in os.listdir(shm) if e.startswith(f"torch_{int(pid)}_")]
+    except OSError:
+        return 0
+    for name in names:
+        try:
+            os.unlink(os.path.join(shm, name))
+            n += 1
+        except OSError:
+            pass
+    return n

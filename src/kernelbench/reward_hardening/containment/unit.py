@@ -19,7 +19,7 @@ from kernelbench.reward_hardening.containment.cgroups import _cgroup_procs, _kil
 from kernelbench.reward_hardening.containment.landlock import _under, landlock_abi
 from kernelbench.reward_hardening.containment.objects import (
     _MNT_DETACH, _SYSV, _in_namespace, _mqueues_in, _parse_sysvipc, _read_fd, _remove_path, _scan_files,
-    _scan_roots, _sysv_remove)
+    _scan_roots, _sysv_remove, remove_ipc_counters)
 from kernelbench.reward_hardening.containment.privileges import _can_ptrace_any
 from kernelbench.reward_hardening.containment.probe import (
     _GID_BASE, _GID_SPAN, _LOCK, _STATE, begin_evaluation, capabilities)
@@ -353,6 +353,8 @@ class Unit:
         if self.pid:
             with _LOCK:
                 _STATE["live"].discard(self.pid)
+            if self.role != "candidate":  # the candidate's files are listed and removed below (RH-53)
+                self.report["ipc_counters_removed"] = remove_ipc_counters(self.pid)
         sigsys = exitcode == -signal.SIGSYS
         self.report.update({"role": self.role, "method": method, "survivors": survivors,
                             "left_running": left, "sigsys": sigsys, "exitcode": exitcode,

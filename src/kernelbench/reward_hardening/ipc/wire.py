@@ -59,6 +59,7 @@ CANDIDATE_COMMANDS = (
     "export_probe",  # CUDA: a known int32 tensor and its allocation's IPC handle (the judge's read self-test)
     "profile",    # one forward under the profiler
     "snapshot",   # state, APIs, threads
+    "let_go",     # drop every lent tensor and stay (sent to the reference's twin only, between samples)
 )
 
 

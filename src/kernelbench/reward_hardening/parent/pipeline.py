@@ -151,6 +151,8 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
             run.run(candidate_src)
             if ev.reference_timing == "interleaved":
                 ev.reference_samples = list(ev.interleaved_reference_samples)
+            if twin is not None:
+                twin.let_go()  # before the judge counts what is still lent
             ev.phases.append({"t_s": phase_time(ev), "phase": "judge_release", **session.release()})
         except JudgeFailed as exc:
             ev.reference_error = str(exc)

@@ -129,6 +129,24 @@ class ReferenceTwin(TimedCalls):
                               oom=oom, evaluator=not oom)
         return send, recv, reply
 
+    def let_go(self) -> None:
+        """End of a sample: the twin drops every input set it was lent (and stays loaded for the next sample).
+
+        The harness keeps lent inputs alive for a while (addresses never repeat within an
+        evaluation); the twin outlives the sample, so without this the judge would still
+        see that memory as lent when the sample ends, and be retired and restarted for
+        the next one (on the H200 after every sample of the 2-D matmul problems).  A twin
+        that cannot let go is given up: the judge times the session's later samples.
+        """
+        if not self.loaded:
+            return
+        try:
+            reply, _ = self.drv.request("let_go", {"cmd": "let_go"})
+        except PhaseFailed as exc:
+            reply = {"ok": False, "error": str(exc)}
+        if not reply.get("ok"):
+            self.give_up(f"let_go: {str(reply.get('error') or 'failed')[:200]}")
+
     def close(self) -> None:
         self.loaded = False
         if self.handle is not None:
