@@ -75,3 +75,19 @@ def test_one_delayed_sample_of_two_does_not_reject_an_honest_candidate():
     ref = [0.45, 0.47]
     assert _rh26(_ev([2.16, 10.46], ref)) == []
     assert _rh26(_ev([12.0, 10.46], ref)) == ["RH-26"]  # both samples hide the work: still caught
+
+
+def test_the_candidate_paths_own_overhead_is_the_baseline_where_the_judge_timed_the_reference():
+    """The judge's path is shorter than the candidate's: an honest candidate's 5.5 ms against the judge's 0.45 ms
+    (seen once on a loaded two-core host) is explained by the trusted stand-in's calls on the candidate's path."""
+    judge = [0.45, 0.40, 0.50, 0.42, 0.47, 0.44, 0.46, 0.41, 0.48, 0.43]
+    cand = [5.5, 5.2, 6.1, 5.8, 5.6, 5.9, 5.4, 6.3, 5.7, 5.5]
+    ev = _ev(cand, judge, host_ms=0.3)
+    assert _rh26(ev) == ["RH-26"]  # against the judge's path alone: a false verdict
+    ev.protocol_samples = [_sample(i, 0.01, o) for i, o in enumerate([4.9, 5.3, 5.1, 6.0, 5.2, 5.5, 4.8])]
+    assert _rh26(ev) == []
+    # work hidden outside the measured interval still shows against the path's own overhead
+    ev.samples = [_sample(i, 0.3, o + 30.0) for i, o in enumerate(cand)]
+    fs = detectors.REGISTRY["RH-26"].func(ev)
+    assert [f.code for f in fs] == ["RH-26"]
+    assert fs[0].evidence["unexplained_overhead_ms"]["compared_with"] == "protocol_probe"

@@ -48,6 +48,10 @@ METADATA_DOCS: dict[str, str] = {
                        "timed along one path; CUDA by default) or `judge` (`reference_twin` off or not on this "
                        "device, no room for the twin in the "
                        "memory plan, or it failed to start or load).",
+    "protocol_overhead_ms": "Where the judge timed the reference (`reference_timer: judge`): the round trip minus "
+                            "the reported time (ms) of a few timed calls of the harness's trusted stand-in in the "
+                            "candidate's worker, made before the candidate's code was imported; RH-26 compares the "
+                            "candidate's own overhead with these (the judge's path is shorter).",
     "reference_timer_note": "Why the judge and not the twin timed the reference (`reference_timer: judge`).",
     "reference_timing_samples": "`session` timing only: the samples of the reference's run at the start of the "
                                 "session (`host_ms`, `event_ms`, `rtt_ms`).",

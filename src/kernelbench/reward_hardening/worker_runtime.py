@@ -223,6 +223,20 @@ def memory_fraction(device: torch.device) -> float | None:
         return None
 
 
+def oom_facts(message: str, device: torch.device, cap: float | None) -> dict:
+    """What the allocator held when an allocation failed (the parent compares it with the memory plan)."""
+    import re
+
+    m = re.search(r"Tried to allocate ([0-9.]+) ([KMGT]i?B)", message)
+    scale = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+    requested = int(float(m.group(1)) * scale.get(m.group(2), 1)) if m else None
+    free, total = torch.cuda.mem_get_info(device)
+    return {"requested_bytes": requested, "reserved_bytes": int(torch.cuda.memory_reserved(device)),
+            "allocated_bytes": int(torch.cuda.memory_allocated(device)),
+            "peak_reserved_bytes": int(torch.cuda.max_memory_reserved(device)),
+            "device_free_bytes": int(free), "device_total_bytes": int(total), "cap": cap}
+
+
 def init_cuda_device(device: torch.device, memory_fraction_cap: float | None) -> torch.Tensor:
     """Bind the worker to its GPU, cap PyTorch's allocator, warm it; returns the L2 flush buffer."""
     from kernelbench.timing import l2_flush_bytes

@@ -60,6 +60,7 @@ from kernelbench.reward_hardening.worker_runtime import (  # noqa: F401  (MARKER
     init_cuda_device,
     l2_persistence_state,
     memory_fraction,
+    oom_facts,
     os_thread_count,
     seed_generators,
     split_marker,
@@ -218,7 +219,7 @@ class Harness:
                          "traceback": traceback.format_exc()[-4000:]}
                 if self.device.type == "cuda" and isinstance(exc, torch.OutOfMemoryError):
                     try:
-                        reply["oom"] = self._oom_facts(str(exc))
+                        reply["oom"] = oom_facts(str(exc), self.device, self.memory_cap)
                     except Exception as inner:  # a broken context must not turn the OOM into a crash
                         reply["oom"] = {"error": f"{type(inner).__name__}"}
                 self.reply(reply)
@@ -430,7 +431,9 @@ class Harness:
         self.last_output, self.last_facts = None, []
         threads_before = os_thread_count()
         self._seed_forward(header)
-        out, stamps = timed_call(lambda: self.model(*inputs), self.device, self.flush_buf, self.launch_hold_cycles)
+        # before ``load`` the parent times this path's own overhead with a trusted stand-in (RH-26)
+        model = self.model if self.model is not None else _first_input
+        out, stamps = timed_call(lambda: model(*inputs), self.device, self.flush_buf, self.launch_hold_cycles)
         tensors, container, problem = exact_outputs(out)
         if tensors is not None:
             self.last_output, self.last_facts = tensors, [output_facts(t) for t in tensors]
@@ -474,21 +477,12 @@ class Harness:
             snap["l2"] = l2_persistence_state(torch.cuda.current_stream(self.device).cuda_stream)
         return snap
 
-    def _oom_facts(self, message: str) -> dict:
-        """What the allocator held when an allocation failed (the parent compares it with the plan)."""
-        import re
-
-        m = re.search(r"Tried to allocate ([0-9.]+) ([KMGT]i?B)", message)
-        scale = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "KB": 1e3, "MB": 1e6, "GB": 1e9}
-        requested = int(float(m.group(1)) * scale.get(m.group(2), 1)) if m else None
-        free, total = torch.cuda.mem_get_info(self.device)
-        return {"requested_bytes": requested, "reserved_bytes": int(torch.cuda.memory_reserved(self.device)),
-                "allocated_bytes": int(torch.cuda.memory_allocated(self.device)),
-                "peak_reserved_bytes": int(torch.cuda.max_memory_reserved(self.device)),
-                "device_free_bytes": int(free), "device_total_bytes": int(total), "cap": self.memory_cap}
-
     def cmd_snapshot(self, header: dict, fds: list[int]) -> None:
         self.reply(self._snapshot())
+
+
+def _first_input(*inputs: Any) -> Any:
+    return inputs[0]
 
 
 def worker_main(conn: Any, spec: dict) -> None:

@@ -25,10 +25,12 @@ def timing_inconsistent(ev):
         The parent stamps CLOCK_MONOTONIC when it sends each timing request and when
         the reply arrives; the worker reports its own start/return/end stamps on the
         same clock.  Stamps outside the window are forged.  The unexplained remainder
-        (round trip minus reported time) is compared with the reference worker's,
-        which ran the identical protocol on the same inputs: work moved out of the
-        measured interval inside the worker (hooks on the harness, patched clocks)
-        shows up there.
+        (round trip minus reported time) is compared with the same path's own: the
+        reference's twin's samples (a worker of the candidate's kind), or, where the
+        judge timed the reference along its shorter path, timed calls of the
+        harness's trusted stand-in in the candidate's worker before its code was
+        imported (``protocol_samples``).  Work moved out of the measured interval
+        inside the worker (hooks on the harness, patched clocks) shows up there.
 
     Why it matters
         A patched or slowed clock, or work hidden around the measured interval, fakes
@@ -58,9 +60,10 @@ def timing_inconsistent(ev):
     if bad_order:
         evidence["stamps_outside_parent_window"] = bad_order[:10]
     cfg = ev.config
-    if ev.reference_samples:
+    baseline = ev.protocol_samples or ev.reference_samples
+    if baseline:
         cand_ov = _overheads(ev.samples)
-        ref_ov = _overheads(ev.reference_samples)
+        ref_ov = _overheads(baseline)
         cand = statistics.median_low(cand_ov)
         ref = max(statistics.median(ref_ov), 0.0)
         ref_mad = _mad(ref_ov, statistics.median(ref_ov))
@@ -73,7 +76,9 @@ def timing_inconsistent(ev):
                                                    "candidate_floor": round(min(cand_ov), 4),
                                                    "reference_floor": round(min(ref_ov), 4),
                                                    "reported_median": round(host, 4),
-                                                   "excess_limit": round(excess_limit, 4)}
+                                                   "excess_limit": round(excess_limit, 4),
+                                                   "compared_with": "protocol_probe" if ev.protocol_samples
+                                                   else ev.reference_timer}
     if not evidence:
         return []
     return [observe("RH-26", evidence)]

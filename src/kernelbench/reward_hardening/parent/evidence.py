@@ -153,6 +153,10 @@ class Evidence:
     # who timed the interleaved reference samples: "twin" (a candidate-kind worker, parent.twin)
     # or "judge"; reference_timer_note says why not the twin
     reference_timer: str = "judge"
+    # where the judge times the reference: the candidate worker's own protocol overhead,
+    # measured with the harness's trusted stand-in before the candidate's code is imported
+    # (RH-26 compares the candidate's overhead with these, not with the judge's shorter path)
+    protocol_samples: list[TimingSample] = field(default_factory=list)
     reference_timer_note: str | None = None
     reference_hold: dict = field(default_factory=dict)  # frozen_blocks, unheld_blocks, failures
     host_load: list[int] = field(default_factory=list)  # other runnable processes, at each reference block

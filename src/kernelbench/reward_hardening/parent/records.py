@@ -273,6 +273,8 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
                          for s in ev.interleaved_reference_samples],
             "block": [s.block for s in ev.interleaved_reference_samples],
         }
+    if ev.protocol_samples:  # RH-26's comparison where the judge timed the reference
+        metadata["protocol_overhead_ms"] = [round(s.rtt_ms - s.host_ms, 4) for s in ev.protocol_samples]
     metadata["reference_timing"] = ev.reference_timing
     if metadata["reference_timing"] == "interleaved":
         metadata["reference_timer"] = ev.reference_timer
