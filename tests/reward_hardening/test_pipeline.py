@@ -9,6 +9,7 @@ import torch
 
 from kernelbench.reward_hardening import HardeningConfig, evaluate_hardened
 from kernelbench.reward_hardening.parent.records import load_schema
+from kernelbench.reward_hardening.parent.timed import PROTOCOL_PROBES
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "src" / "kernelbench" / "demo_tasks"
@@ -90,7 +91,11 @@ def test_honest_candidate_passes_with_verified_runtime():
     # where the wall time went, by request: one fresh judge input set and one candidate call per timed call
     req = record["metadata"]["request_ms"]
     cfg = _cfg()
-    assert req["candidate:time"]["n"] == cfg.num_warmup + cfg.num_perf_trials <= req["reference:timed_input"]["n"]
+    # (where the judge times the reference, a few timed calls of the trusted stand-in come first: RH-26's baseline)
+    probes = PROTOCOL_PROBES if record["metadata"]["reference_timer"] != "twin" else 0
+    assert req["candidate:time"]["n"] == cfg.num_warmup + cfg.num_perf_trials + probes
+    assert cfg.num_warmup + cfg.num_perf_trials <= req["reference:timed_input"]["n"]
+    assert (record["metadata"].get("protocol_overhead_ms") is not None) == (probes > 0)
     assert all(v["ms"] >= 0 for v in req.values())
     assert list(req) == sorted(req, key=lambda k: -req[k]["ms"])
     # the reference is timed only in the blocks between the candidate's (no separate run),
