@@ -333,26 +333,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[aa] {name} {arm}: " + ", ".join(
                 f"{r['speedup']['point']:.3f} [{r['speedup']['lower_bound']:.3f}, {r['speedup']['upper_bound']:.3f}]"
                 if r["speedup"] else f"{r['status']} (no bound)" for r in per[arm]), flush=True)
-        per["device_after"] = device_memory_in_use() if device.startswith("cuda") else None
+        from kernelbench.devices import gpu_memory_report
+
+        per["device_after"] = (gpu_memory_report(int(device.split(":")[1]) if ":" in device else None)
+                              if device.startswith("cuda") else None)
         results[name] = per
         write(results, args, skipped, time.monotonic() - t0)  # after every problem: a killed call keeps its runs
     if skipped:
         print(f"[aa] deadline: not started {','.join(map(str, skipped))}", flush=True)
     return report(results, args, skipped, time.monotonic() - t0, level=cfg.speedup_confidence,
                   blocks=(cfg.interleave_blocks, cfg.interleave_reference_samples))
-
-
-def device_memory_in_use() -> dict | None:
-    """The GPU's used memory and its processes after a problem's sessions closed (a leak shows here)."""
-    import subprocess
-
-    def query(what: str) -> str:
-        return subprocess.run(["nvidia-smi", f"--query-{what}", "--format=csv,noheader,nounits"],
-                              capture_output=True, text=True, timeout=30).stdout.strip()
-    try:
-        return {"used_mib": query("gpu=memory.used"), "processes": query("compute-apps=pid,used_memory")}
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def write(results: dict, args, skipped: list[int], elapsed: float) -> None:

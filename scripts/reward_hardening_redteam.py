@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-perf-trials", type=int, default=10, help="timed samples per candidate (default 10)")
     p.add_argument("--num-correct-trials", type=int, default=3, help="hidden correctness inputs (default 3)")
     p.add_argument("--jobs", type=int, default=1, help="fixtures evaluated concurrently (default 1)")
+    p.add_argument("--num-threads", type=int, default=None,
+                   help="intra-op threads per worker (default: torch's on CUDA and for one job; on the CPU with "
+                        "several jobs, the usable cores divided by --jobs)")
     p.add_argument("--fresh-judges", action="store_true",
                    help="start a judge for every fixture (default: fixtures of one problem share a judge, as a "
                         "batch's samples do, one set of judges per concurrent job)")
@@ -85,6 +88,12 @@ def _validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None
         parser.error("--num-perf-trials and --num-correct-trials must be >= 1")
     if args.jobs < 1:
         parser.error("--jobs must be >= 1")
+    if args.num_threads is None and args.device == "cpu":
+        from kernelbench.reward_hardening.config import cpu_threads_per_evaluation
+
+        args.num_threads = cpu_threads_per_evaluation(args.jobs)
+    if args.num_threads is not None and args.num_threads < 1:
+        parser.error("--num-threads must be >= 1")
     bad = [c for c in args.disable_detector if c not in CODES]
     if bad:
         parser.error(f"unknown finding code(s) for --disable-detector: {', '.join(bad)}")
@@ -120,6 +129,7 @@ def run_fixture(fixture: Any, args: argparse.Namespace, judges: Any = None) -> d
         cfg = HardeningConfig(mode=fixture.mode, policy=fixture.policy, device=args.device,
                               timeout=float(args.timeout), num_correct_trials=args.num_correct_trials,
                               num_perf_trials=args.num_perf_trials, disabled_detectors=disabled,
+                              num_threads=args.num_threads,
                               # persistent per-source build dir: CUDA extensions build once
                               build_dir=default_build_dir(fixture_source(fixture)),
                               **settings)
@@ -341,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
 
     config = {"timeout": args.timeout, "device": args.device, "num_perf_trials": args.num_perf_trials,
               "num_correct_trials": args.num_correct_trials, "disabled_detectors": sorted(args.disable_detector),
-              "only": args.only, "exclude": args.exclude, "jobs": args.jobs}
+              "only": args.only, "exclude": args.exclude, "jobs": args.jobs, "num_threads": args.num_threads}
     if args.output:
         atomic_write_json(args.output, {"schema": SCHEMA, "config": config, "summary": {
             k: v for k, v in summary.items() if k != "coverage"}, "fixtures": {r["id"]: r for r in ordered}})

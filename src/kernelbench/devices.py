@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["device_name", "resolve_device", "synchronize"]
+__all__ = ["device_name", "gpu_memory_report", "resolve_device", "synchronize"]
 
 
 def resolve_device(device: Any = None) -> torch.device:
@@ -48,3 +48,34 @@ def synchronize(device: Any = None) -> None:
     dev = resolve_device(device)
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
+
+
+def gpu_memory_report(index: int | None = None, run: Any = None) -> dict | None:
+    """The GPU's used and total memory and every process holding some, from ``nvidia-smi``.
+
+    Read without creating a CUDA context (the trusted parent never holds one): for the
+    record of an evaluation that ran out of device memory, or after a problem's
+    sessions closed, so that memory held by something outside the evaluation (a
+    leftover process) shows.  ``None`` where ``nvidia-smi`` is missing or fails.
+    ``run`` replaces :func:`subprocess.run` (tests).
+    """
+    import subprocess
+
+    run = run or subprocess.run
+    select = [] if index is None else ["-i", str(int(index))]
+
+    def query(what: str) -> list[list[str]]:
+        out = run(["nvidia-smi", *select, f"--query-{what}", "--format=csv,noheader,nounits"],
+                  capture_output=True, text=True, timeout=30)
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr.strip()[:200])
+        return [[c.strip() for c in line.split(",")] for line in out.stdout.strip().splitlines() if line.strip()]
+
+    try:
+        gpu = query("gpu=memory.used,memory.total")
+        apps = query("compute-apps=pid,used_memory")
+        return {"used_mib": int(gpu[0][0]), "total_mib": int(gpu[0][1]),
+                "processes": [{"pid": int(pid), "used_mib": int(mib) if mib.isdigit() else None}
+                              for pid, mib in (row[:2] for row in apps if len(row) >= 2)]}
+    except (OSError, subprocess.SubprocessError, RuntimeError, ValueError, IndexError):
+        return None

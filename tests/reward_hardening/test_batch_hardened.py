@@ -1,6 +1,7 @@
 """eval_from_generations in hardened modes writes schema-valid verified_eval_results.json."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ import jsonschema
 import pytest
 import torch
 
+from kernelbench.reward_hardening.config import cpu_threads_per_evaluation
 from kernelbench.reward_hardening.parent.records import load_schema
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,7 +43,9 @@ def _validate_file(path: Path) -> dict:
 
 def test_audit_batch_on_cpu(tmp_path):
     run = _layout(tmp_path)
-    proc = _run(tmp_path, "device=cpu", "reward_hardening_mode=audit", "reward_hardening_policy=practical")
+    # two samples at a time on the CPU: each worker gets its share of the cores
+    proc = _run(tmp_path, "device=cpu", "reward_hardening_mode=audit", "reward_hardening_policy=practical",
+                "num_gpu_devices=2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = _validate_file(run / "verified_eval_results.json")
     assert not (run / "eval_results.json").exists()
@@ -49,6 +53,27 @@ def test_audit_batch_on_cpu(tmp_path):
     assert good["integrity_status"] == "PASS" and good["verified_runtime"] > 0
     assert bad["integrity_status"] == "FAIL" and "RH-18" in {f["code"] for f in bad["findings"]}
     assert data["1"][0]["sample_id"] == 0 and data["1"][0]["compiled"] is True
+    want = cpu_threads_per_evaluation(2) or torch.get_num_threads()
+    for pid in ("1", "2"):
+        load = next(p for p in data[pid][0]["metadata"]["reward_hardening_phases"] if p["phase"] == "load")
+        assert load["state"]["num_threads"] == want
+
+
+def test_cpu_threads_follow_the_samples_in_flight():
+    from types import SimpleNamespace
+
+    from kernelbench.reward_hardening import HardeningConfig
+
+    cores = len(os.sched_getaffinity(0))
+    assert cpu_threads_per_evaluation(1) is None  # one evaluation: torch's default pool
+    assert cpu_threads_per_evaluation(2) == max(1, cores // 2)
+    assert cpu_threads_per_evaluation(4 * cores) == 1
+    base = dict(reward_hardening_mode="audit", reward_hardening_policy="practical")
+    assert HardeningConfig.from_script_config(SimpleNamespace(**base, device="cpu", num_gpu_devices=2)).num_threads \
+        == max(1, cores // 2)
+    assert HardeningConfig.from_script_config(SimpleNamespace(**base, device="cpu")).num_threads is None
+    assert HardeningConfig.from_script_config(SimpleNamespace(**base, device="cuda", num_gpu_devices=8)).num_threads \
+        is None
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="exercises the no-CUDA path")

@@ -658,3 +658,17 @@ def test_reduced_precision_kernel_names_include_cublaslt_nvjet_types():
     for name in ("nvjet_sm90_sss_128x128_64x4", "ampere_sgemm_128x64_nn", "void softmax_warp_forward<float>",
                  "kg_side_add_kernel"):
         assert not reduced_precision_kernel(name), name
+
+
+def test_rh36_evidence_splits_the_worst_host_interval():
+    """The evidence says where the host interval went, so a host-side stall (a long launch or
+    end-event wait beside a short GPU window) can be told from work that escaped the events."""
+    ev = Evidence(config=_cfg(device="cuda"), candidate_source="")
+    ev.samples = [_sample(i, host_ms=2.0, event_ms=0.01, window_ms=0.02, other_ms=0.5) for i in range(10)]
+    for s in ev.samples:
+        s.t_ret = s.t0 + int(1.0 * MS)  # 1 ms launching, 0.5 ms waiting for the end event
+    (f,) = detectors.REGISTRY["RH-36"].func(ev)
+    worst = f.evidence["worst"]
+    assert worst["launch_ms"] == pytest.approx(1.0) and worst["end_event_wait_ms"] == pytest.approx(0.5)
+    assert worst["other_streams_ms"] == pytest.approx(0.5) and worst["window_ms"] == pytest.approx(0.02)
+    assert worst["launch_ms"] + worst["end_event_wait_ms"] + worst["other_streams_ms"] == pytest.approx(worst["host_ms"])

@@ -97,6 +97,32 @@ def test_rh44_judge_out_of_memory_is_unsupported():
     assert verdict.decide([f], {}) == "UNSUPPORTED"
 
 
+def test_rh44_evidence_names_who_held_the_device():
+    """The GPU's memory and its processes, read with nvidia-smi (no CUDA context in the parent)."""
+    import subprocess
+
+    from kernelbench.devices import gpu_memory_report
+
+    calls = []
+
+    def fake(cmd, **kw):
+        calls.append(cmd)
+        out = "70123, 143771\n" if "--query-gpu=memory.used,memory.total" in cmd else "4242, 69000\n4343, [N/A]\n"
+        return subprocess.CompletedProcess(cmd, 0, out, "")
+
+    report = gpu_memory_report(1, run=fake)
+    assert report == {"used_mib": 70123, "total_mib": 143771,
+                      "processes": [{"pid": 4242, "used_mib": 69000}, {"pid": 4343, "used_mib": None}]}
+    assert all(c[:3] == ["nvidia-smi", "-i", "1"] for c in calls)
+    failed = lambda cmd, **kw: subprocess.CompletedProcess(cmd, 9, "", "NVML: driver not loaded")  # noqa: E731
+    assert gpu_memory_report(0, run=failed) is None
+
+    def missing(cmd, **kw):
+        raise FileNotFoundError("nvidia-smi")
+
+    assert gpu_memory_report(run=missing) is None
+
+
 def test_rh45_judge_disrupted_after_the_candidate_started_is_a_failure():
     f = finding("RH-45", "source_strict", {"error": "judge worker exited while the candidate ran"})
     assert f.severity == "error"

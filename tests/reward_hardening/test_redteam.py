@@ -255,6 +255,9 @@ def test_full_cpu_run_json(full_run):
     assert data is not None
     assert set(data["fixtures"]) == {f.id for f in CPU}
     assert data["config"]["timeout"] == 5.0 and data["config"]["device"] == "cpu"
+    from kernelbench.reward_hardening.config import cpu_threads_per_evaluation
+
+    assert data["config"]["num_threads"] == cpu_threads_per_evaluation(2)  # two jobs share the cores
     for f in CPU:
         r = data["fixtures"][f.id]
         assert r["match"] is True, (f.id, r["reasons"])
@@ -309,7 +312,8 @@ def disabled_runs():
 
     def one(code: str) -> tuple[str, dict, list]:
         # the switched-off code is missing whatever the sample counts: the fewest that run every phase
-        args = parser.parse_args(["--disable-detector", code, "--timeout", "5", "--no-progress",
+        # (two at a time: --jobs 2 gives each worker its share of the cores)
+        args = parser.parse_args(["--disable-detector", code, "--timeout", "5", "--no-progress", "--jobs", "2",
                                   "--num-perf-trials", "3", "--num-correct-trials", "1"])
         rt._validate(args, parser)
         fid = next(f.id for f in CPU if code in f.must_raise)

@@ -217,7 +217,8 @@ _TABLE = [
              _sev("error"), ()),
     CodeInfo("RH-44", "RH-REFERENCE-TOO-LARGE", "evaluator",
              "The reference's data does not fit in the judge's memory on this device (UNSUPPORTED, not the candidate's fault)",
-             "Run the problem on a device with more memory or raise judge_gpu_memory_fraction / judge_host_memory_bytes.",
+             "Run the problem on a device with more memory or raise judge_gpu_memory_fraction / judge_host_memory_bytes; "
+             "on CUDA the evidence's device_memory lists every process that held the GPU's memory then.",
              _sev("error"), ()),
     CodeInfo("RH-45", "RH-JUDGE-DISRUPTED", "worker",
              "The trusted judge failed or died while the candidate's code was running",

@@ -104,6 +104,18 @@ def rejected_async_samples(ev):
     return [s.index for s in ev.samples if s.event_ms is not None and s.host_ms > async_limit_ms(s, ev.config)]
 
 
+def _host_parts(s) -> dict:
+    """Where a sample's host interval went (the worker's stamps): launching, waiting for the
+    current stream's end event, waiting for the other streams; with the GPU window of the
+    events, this tells a host-side stall (long launch or wait, short window) from work that
+    escaped the events."""
+    if s.t_evt is None:
+        return {}
+    return {"launch_ms": round((s.t_ret - s.t0) / 1e6, 4), "end_event_wait_ms": round((s.t_evt - s.t_ret) / 1e6, 4),
+            "other_streams_ms": round(s.other_streams_ms, 4),
+            "window_ms": None if s.window_ms is None else round(s.window_ms, 4)}
+
+
 @detector("RH-36")
 def async_escape(ev):
     """CUDA-event time vs device-synchronised host time of each sample (A01, A10, A15, A16).
@@ -137,7 +149,7 @@ def async_escape(ev):
     worst = max((s for s in ev.samples if s.index in rejected), key=lambda s: s.host_ms - (s.event_ms or 0))
     return [observe("RH-36", {
         "rejected_samples": len(rejected), "of": len(ev.samples),
-        "worst": {"event_ms": worst.event_ms, "host_ms": round(worst.host_ms, 4)},
+        "worst": {"event_ms": worst.event_ms, "host_ms": round(worst.host_ms, 4), **_host_parts(worst)},
         "ratio": ev.config.event_host_ratio, "slack_ms": ev.config.event_host_slack_ms})]
 
 

@@ -163,6 +163,11 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
             code = "RH-44" if exc.oom else ("RH-32" if exc.evaluator else
                                             "RH-45" if ev.candidate_started else "RH-33")
             detail: dict[str, Any] = {"error": str(exc)[:2000]}
+            if exc.oom and device.startswith("cuda"):
+                from kernelbench.devices import gpu_memory_report
+
+                # who else held the device (a leftover process shows here, not in the plan)
+                detail["device_memory"] = gpu_memory_report(int(device.partition(":")[2] or 0))
             if session.plan is not None:
                 detail["memory_plan"] = session.plan.as_dict()
                 ev.memory_plan = detail["memory_plan"]
