@@ -4,12 +4,14 @@
 #   OUT=<folder for results> bash bench/gpu_steps.sh env redteam pytest
 #   OUT=... IDS=1,2,12 BT=270 NAME=l1_requests MODES=enforce bash bench/gpu_steps.sh sweep
 #   OUT=... IDS=47,97 bash bench/gpu_steps.sh paths; OUT=... IDS=1-18,47,97 RUNS=5 NAME=l1 [DEADLINE=430] bash bench/gpu_steps.sh aa
+#   OUT=... IDS=1-18,40-56 MODES=enforce NAME=l1_ray EXTRA=executor=ray bash bench/gpu_steps.sh sweep
 #
 # Needs, beside the checkout (all git-ignored): the pure-Python wheels in .whl/
 # (pydra-config, pydantic, pydantic-core, annotated-types, typing-inspection, platformdirs,
 # dill, typing-extensions; jsonschema, jsonschema-specifications, referencing, rpds-py for
 # the GPU tests), upstream's problems in KernelBench/, and for `compare` an older tree in
-# .base/ (git archive <commit> src bench).  Each step appends its exit code and seconds to
+# .base/ (git archive <commit> src bench); bench/device_wheels.sh fetches the wheels (and Ray's
+# two halves, .ray_a/ and .ray_b/, with its needs in .raydeps/).  Each step appends its exit code and seconds to
 # $OUT/env.txt and writes its log under $OUT.
 set -u
 : "${OUT:?set OUT to a folder for the results}"
@@ -17,6 +19,24 @@ mkdir -p "$OUT"
 SITE=$(mktemp -d)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SITE" .whl/*.whl || exit 3
 export PYTHONPATH="$SITE:src"
+# Ray (bench/device_wheels.sh ray): its wheel comes in two halves, .ray_a/ with one call and
+# .ray_b/ with the next on the same warm machine; once both are here it is installed into
+# .raysite/ (git-ignored, kept between calls) and every later step can use executor=ray
+if [[ ! -d .raysite && -f .ray_a/ray.part0 && -f .ray_b/ray.part1 ]]; then
+  RAYWHL="/tmp/$(cat .ray_a/NAME)"
+  cat .ray_a/ray.part0 .ray_b/ray.part1 > "$RAYWHL"
+  if [[ "$(sha256sum "$RAYWHL" | cut -d' ' -f1)" == "$(cat .ray_a/SHA256)" ]]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target .raysite \
+      "$RAYWHL" .raydeps/*.whl || rm -rf .raysite
+  else
+    echo "ray wheel halves do not match their checksum" >&2
+  fi
+  rm -f "$RAYWHL"
+fi
+if [[ -d .raysite ]]; then
+  export PYTHONPATH="$PYTHONPATH:$PWD/.raysite"
+  export PATH="$PWD/.raysite/bin:$PATH"
+fi
 
 step() {  # name, command...
   local name=$1 t0
@@ -30,6 +50,7 @@ for s in "$@"; do
   case $s in
     env) { date -u; git rev-parse --short HEAD 2>/dev/null; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
            python3 -c "import torch,triton;print('torch',torch.__version__,'cuda',torch.version.cuda,'triton',triton.__version__)"
+           python3 -c "import ray; print('ray', ray.__version__)" 2>/dev/null || echo "ray: not installed"
            nproc; free -g | head -2; } >> "$OUT/env.txt" 2>&1 ;;
     redteam) step redteam_cuda python3 scripts/reward_hardening_redteam.py --device cuda \
                --output "$OUT/redteam_cuda.json" ;;
@@ -37,7 +58,7 @@ for s in "$@"; do
     sweep) step "sweep_${NAME:-l1}" python3 bench/upstream_sweep.py --dataset-path KernelBench --device cuda \
              --modes "${MODES:-off,enforce}" --num-perf-trials "${TRIALS:-100}" --level "${LEVEL:-1}" \
              --ids "${IDS:?set IDS}" --batch-timeout "${BT:-270}" --work-dir "${WORK:-/tmp/kg_sweep}" \
-             --out "$OUT" --name "${NAME:-l1}" ;;
+             --out "$OUT" --name "${NAME:-l1}" ${EXTRA:+--extra $EXTRA} ;;
     paths) step timing_paths python3 bench/timing_paths.py --dataset-path KernelBench --level "${LEVEL:-1}" \
              --conditions "${CONDS:-warm,cold,warm_rest,warm_read,no_hold,ipc,reuse,persist,ipc_reuse}" --block "${BLOCK:-1}" \
              --ids "${IDS:-47,97,12,19}" --trials "${TRIALS:-30}" --out "$OUT" ;;
