@@ -12,6 +12,10 @@
 # halves and installs Ray into .raysite/ once both are there (docs/ray.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in
+  "" | ray) ;;
+  *) echo "usage: bash bench/device_wheels.sh [ray]" >&2; exit 2 ;;
+esac
 
 pinned() {  # the version uv.lock resolves for a package (the newest where several are locked)
   python3 - "$1" <<'EOF'
@@ -24,14 +28,16 @@ print(max(versions, key=lambda v: [int(p) if p.isdigit() else 0 for p in re.spli
 EOF
 }
 
-fetch() {  # folder, package names...
-  local dir=$1
+fetch() {  # folder, package names... (the folder is emptied first: two versions of one package stop pip there)
+  local dir=$1 version
   shift
   mkdir -p "$dir"
+  rm -f "$dir"/*.whl
   for name in "$@"; do
+    version=$(pinned "$name")
     python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
       --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-      --platform any -d "$dir" "$name==$(pinned "$name")"
+      --platform any -d "$dir" "$name==$version"
   done
 }
 
@@ -41,17 +47,20 @@ fetch .whl pydra-config pydantic pydantic-core annotated-types typing-inspection
 if [[ "${1:-}" == "ray" ]]; then
   # Ray's needs that the image's packages (transformers, onnx, ...) do not bring already
   fetch .raydeps click msgpack
-  fetch /tmp/kg_ray_wheel ray
-  wheel=$(ls /tmp/kg_ray_wheel/ray-*.whl)
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  fetch "$tmp" ray
+  wheel=$(ls "$tmp"/ray-*.whl)
   mkdir -p .ray_a .ray_b
   rm -f .ray_a/* .ray_b/*
   half=$(( ($(stat -c %s "$wheel") + 1) / 2 ))
-  split -b "$half" -d -a 1 "$wheel" /tmp/kg_ray_wheel/part.
-  mv /tmp/kg_ray_wheel/part.0 .ray_a/ray.part0
-  mv /tmp/kg_ray_wheel/part.1 .ray_b/ray.part1
+  split -b "$half" -d -a 1 "$wheel" "$tmp/part."
+  mv "$tmp/part.0" .ray_a/ray.part0
+  mv "$tmp/part.1" .ray_b/ray.part1
   basename "$wheel" > .ray_a/NAME
   sha256sum "$wheel" | cut -d' ' -f1 > .ray_a/SHA256
   cp .ray_a/NAME .ray_a/SHA256 .ray_b/
-  rm -rf /tmp/kg_ray_wheel
+  du -sh .whl .raydeps .ray_a .ray_b
+else
+  du -sh .whl
 fi
-du -sh .whl ${1:+.raydeps .ray_a .ray_b} 2>/dev/null

@@ -26,8 +26,10 @@ if [[ ! -d .raysite && -f .ray_a/ray.part0 && -f .ray_b/ray.part1 ]]; then
   RAYWHL="/tmp/$(cat .ray_a/NAME)"
   cat .ray_a/ray.part0 .ray_b/ray.part1 > "$RAYWHL"
   if [[ "$(sha256sum "$RAYWHL" | cut -d' ' -f1)" == "$(cat .ray_a/SHA256)" ]]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target .raysite \
-      "$RAYWHL" .raydeps/*.whl || rm -rf .raysite
+    # into a folder of its own first: a call killed mid-install leaves no half .raysite behind
+    rm -rf .raysite.tmp
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target .raysite.tmp \
+      "$RAYWHL" .raydeps/*.whl && mv .raysite.tmp .raysite
   else
     echo "ray wheel halves do not match their checksum" >&2
   fi
@@ -50,7 +52,8 @@ for s in "$@"; do
   case $s in
     env) { date -u; git rev-parse --short HEAD 2>/dev/null; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
            python3 -c "import torch,triton;print('torch',torch.__version__,'cuda',torch.version.cuda,'triton',triton.__version__)"
-           python3 -c "import ray; print('ray', ray.__version__)" 2>/dev/null || echo "ray: not installed"
+           if [[ -d .raysite ]]; then python3 -c "import ray; print('ray', ray.__version__)" 2>&1 | tail -n 3
+           else echo "ray: not installed"; fi
            nproc; free -g | head -2; } >> "$OUT/env.txt" 2>&1 ;;
     redteam) step redteam_cuda python3 scripts/reward_hardening_redteam.py --device cuda \
                --output "$OUT/redteam_cuda.json" ;;

@@ -129,7 +129,7 @@ def run_fixture(fixture: Any, args: argparse.Namespace, judges: Any = None) -> d
         cfg = HardeningConfig(mode=fixture.mode, policy=fixture.policy, device=args.device,
                               timeout=float(args.timeout), num_correct_trials=args.num_correct_trials,
                               num_perf_trials=args.num_perf_trials, disabled_detectors=disabled,
-                              num_threads=args.num_threads,
+                              num_threads=settings.pop("num_threads", args.num_threads),
                               # persistent per-source build dir: CUDA extensions build once
                               build_dir=default_build_dir(fixture_source(fixture)),
                               **settings)

@@ -148,7 +148,10 @@ class Pool:
             from kernelbench.batch_parts.sample_runner import SampleRunner
 
             self.size = max(1, int(workers or 1))
-            self._slots = [_LocalSlot(SampleRunner(self.config, warm=False)) for _ in range(self.size)]
+            # several local slots on the CPU: each worker gets its share of the cores (num_gpu_devices
+            # is the batch's name for the samples evaluated at a time)
+            slot_config = {**self.config, "num_gpu_devices": self.size}
+            self._slots = [_LocalSlot(SampleRunner(slot_config, warm=False)) for _ in range(self.size)]
         self._dispatch = ThreadPoolExecutor(max_workers=self.size)
 
     def _request(self, reference_src: str, candidate_src: str) -> dict:

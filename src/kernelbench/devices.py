@@ -8,6 +8,7 @@ paths ``kernelbench.timing`` and ``kernelbench.eval`` re-export them.
 
 from __future__ import annotations
 
+import os
 import platform
 from typing import Any
 
@@ -50,6 +51,18 @@ def synchronize(device: Any = None) -> None:
         torch.cuda.synchronize(dev)
 
 
+def _nvidia_smi_id(index: int) -> str:
+    """The ``nvidia-smi -i`` name of CUDA device ``index`` of this process.
+
+    ``nvidia-smi`` ignores ``CUDA_VISIBLE_DEVICES`` (it numbers every GPU of the host, in
+    PCI bus order): the visible list's entry (an index or a UUID, both of which ``-i``
+    takes) names the same card.  Without the variable, CUDA's numbering is taken to be
+    the bus order (``CUDA_DEVICE_ORDER=PCI_BUS_ID``, or a host of identical GPUs).
+    """
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    return visible[index] if index < len(visible) else str(index)
+
+
 def gpu_memory_report(index: int | None = None, run: Any = None) -> dict | None:
     """The GPU's used and total memory and every process holding some, from ``nvidia-smi``.
 
@@ -62,7 +75,7 @@ def gpu_memory_report(index: int | None = None, run: Any = None) -> dict | None:
     import subprocess
 
     run = run or subprocess.run
-    select = [] if index is None else ["-i", str(int(index))]
+    select = [] if index is None else ["-i", _nvidia_smi_id(int(index))]
 
     def query(what: str) -> list[list[str]]:
         out = run(["nvidia-smi", *select, f"--query-{what}", "--format=csv,noheader,nounits"],

@@ -53,7 +53,7 @@ def test_audit_batch_on_cpu(tmp_path):
     assert good["integrity_status"] == "PASS" and good["verified_runtime"] > 0
     assert bad["integrity_status"] == "FAIL" and "RH-18" in {f["code"] for f in bad["findings"]}
     assert data["1"][0]["sample_id"] == 0 and data["1"][0]["compiled"] is True
-    want = cpu_threads_per_evaluation(2) or torch.get_num_threads()
+    want = cpu_threads_per_evaluation(2)
     for pid in ("1", "2"):
         load = next(p for p in data[pid][0]["metadata"]["reward_hardening_phases"] if p["phase"] == "load")
         assert load["state"]["num_threads"] == want

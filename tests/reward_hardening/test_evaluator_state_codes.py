@@ -97,7 +97,7 @@ def test_rh44_judge_out_of_memory_is_unsupported():
     assert verdict.decide([f], {}) == "UNSUPPORTED"
 
 
-def test_rh44_evidence_names_who_held_the_device():
+def test_rh44_evidence_names_who_held_the_device(monkeypatch):
     """The GPU's memory and its processes, read with nvidia-smi (no CUDA context in the parent)."""
     import subprocess
 
@@ -110,10 +110,16 @@ def test_rh44_evidence_names_who_held_the_device():
         out = "70123, 143771\n" if "--query-gpu=memory.used,memory.total" in cmd else "4242, 69000\n4343, [N/A]\n"
         return subprocess.CompletedProcess(cmd, 0, out, "")
 
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     report = gpu_memory_report(1, run=fake)
     assert report == {"used_mib": 70123, "total_mib": 143771,
                       "processes": [{"pid": 4242, "used_mib": 69000}, {"pid": 4343, "used_mib": None}]}
     assert all(c[:3] == ["nvidia-smi", "-i", "1"] for c in calls)
+    # nvidia-smi numbers every GPU of the host: CUDA's device 1 of a restricted process is the list's second entry
+    calls.clear()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,GPU-8a1f")
+    assert gpu_memory_report(1, run=fake)["used_mib"] == 70123
+    assert all(c[:3] == ["nvidia-smi", "-i", "GPU-8a1f"] for c in calls)
     failed = lambda cmd, **kw: subprocess.CompletedProcess(cmd, 9, "", "NVML: driver not loaded")  # noqa: E731
     assert gpu_memory_report(0, run=failed) is None
 

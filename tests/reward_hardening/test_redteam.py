@@ -270,6 +270,10 @@ def test_full_cpu_run_json(full_run):
         # only a PASS carries a trusted runtime
         assert rh["verified"] is (f.expected_status == "PASS")
         assert (rh["verified_runtime"] is not None) is (f.expected_status == "PASS")
+        if f.id == "RH-24_bad_thread_dtype_pollution":  # both halves of the pollution are seen
+            changes = next(x for x in rh["findings"] if x["code"] == "RH-24")["evidence"]["changes"]
+            assert changes["num_threads"]["before"] == 2 and changes["num_threads"]["after"] == 1, changes
+            assert "default_dtype" in changes
         static_error = any(CODES[c].stage == "static" and CODES[c].severity.get(f.policy) == "error"
                            for c in f.must_raise)
         if f.mode == "enforce" and static_error:  # rejected before import: no runtime evidence at all
