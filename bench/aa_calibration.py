@@ -335,8 +335,7 @@ def main(argv: list[str] | None = None) -> int:
                 if r["speedup"] else f"{r['status']} (no bound)" for r in per[arm]), flush=True)
         from kernelbench.devices import gpu_memory_report
 
-        per["device_after"] = (gpu_memory_report(int(device.split(":")[1]) if ":" in device else None)
-                              if device.startswith("cuda") else None)
+        per["device_after"] = gpu_memory_report(device) if device.startswith("cuda") else None
         results[name] = per
         write(results, args, skipped, time.monotonic() - t0)  # after every problem: a killed call keeps its runs
     if skipped:

@@ -63,8 +63,11 @@ def _nvidia_smi_id(index: int) -> str:
     return visible[index] if index < len(visible) else str(index)
 
 
-def gpu_memory_report(index: int | None = None, run: Any = None) -> dict | None:
+def gpu_memory_report(device: int | str | None = None, run: Any = None) -> dict | None:
     """The GPU's used and total memory and every process holding some, from ``nvidia-smi``.
+
+    ``device``: a CUDA index of this process, or a device name (``cuda`` is device 0,
+    ``cuda:N``); ``None`` asks for every GPU of the host.
 
     Read without creating a CUDA context (the trusted parent never holds one): for the
     record of an evaluation that ran out of device memory, or after a problem's
@@ -75,7 +78,9 @@ def gpu_memory_report(index: int | None = None, run: Any = None) -> dict | None:
     import subprocess
 
     run = run or subprocess.run
-    select = [] if index is None else ["-i", _nvidia_smi_id(int(index))]
+    if isinstance(device, str):
+        device = int(device.partition(":")[2] or 0)
+    select = [] if device is None else ["-i", _nvidia_smi_id(int(device))]
 
     def query(what: str) -> list[list[str]]:
         out = run(["nvidia-smi", *select, f"--query-{what}", "--format=csv,noheader,nounits"],

@@ -119,6 +119,7 @@ def test_rh44_evidence_names_who_held_the_device(monkeypatch):
     calls.clear()
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,GPU-8a1f")
     assert gpu_memory_report(1, run=fake)["used_mib"] == 70123
+    assert gpu_memory_report("cuda:1", run=fake)["used_mib"] == 70123  # the evaluator's device name
     assert all(c[:3] == ["nvidia-smi", "-i", "GPU-8a1f"] for c in calls)
     failed = lambda cmd, **kw: subprocess.CompletedProcess(cmd, 9, "", "NVML: driver not loaded")  # noqa: E731
     assert gpu_memory_report(0, run=failed) is None

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = ["AUDIT", "ENFORCE", "HardeningConfig", "MODES", "POLICIES", "PRACTICAL", "SOURCE_STRICT",
-           "cpu_threads_per_evaluation", "default_build_dir"]
+           "cpu_threads_per_evaluation", "default_build_dir", "usable_cpus"]
 
 # the one definition of the hardened path's modes and policies (the CLI, the code table
 # and the policy module import them)
@@ -34,6 +34,14 @@ def default_build_dir(candidate_src: str, root: str | None = None) -> str:
     return str(base / hashlib.sha256(candidate_src.encode()).hexdigest()[:16])
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask; the machine's count where unknown)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
+
+
 def cpu_threads_per_evaluation(concurrent: int) -> int | None:
     """Intra-op threads for each worker when ``concurrent`` CPU evaluations share this machine.
 
@@ -46,11 +54,7 @@ def cpu_threads_per_evaluation(concurrent: int) -> int | None:
     """
     if concurrent <= 1:
         return None
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - non-Linux
-        cpus = os.cpu_count() or 1
-    return max(1, cpus // concurrent)
+    return max(1, usable_cpus() // concurrent)
 
 
 def _total_memory_bytes() -> int:

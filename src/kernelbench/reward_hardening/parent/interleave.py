@@ -31,6 +31,8 @@ import secrets
 import time
 from typing import Any, Callable, ContextManager
 
+from kernelbench.reward_hardening.config import usable_cpus
+
 __all__ = ["Interleaver", "block_of", "enabled", "other_runnable", "usable_cpus"]
 
 
@@ -55,13 +57,6 @@ def enabled(cfg: Any) -> bool:
 def block_of(j: int, n: int, blocks: int) -> int:
     """Block of the ``j``-th timed sample (0-based, after warm-up) of ``n`` in ``blocks`` blocks."""
     return j * blocks // n
-
-
-def usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def _own_running() -> int:

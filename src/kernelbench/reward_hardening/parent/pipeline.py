@@ -167,7 +167,7 @@ def evaluate_hardened(reference_src: str, candidate_src: str, cfg: HardeningConf
                 from kernelbench.devices import gpu_memory_report
 
                 # who else held the device (a leftover process shows here, not in the plan)
-                detail["device_memory"] = gpu_memory_report(int(device.partition(":")[2] or 0))
+                detail["device_memory"] = gpu_memory_report(device)
             if session.plan is not None:
                 detail["memory_plan"] = session.plan.as_dict()
                 ev.memory_plan = detail["memory_plan"]
