@@ -61,12 +61,17 @@ def test_readme_cpu_walkthrough_from_demo_solutions_to_analysis(tmp_path):
     audit = _run("eval_from_generations.py", [*batches[0], *quick])
     assert "1 kernel files of samples beyond num_samples_per_problem=1 are not evaluated " \
            "(first: level_1_problem_1_sample_1_kernel.py); pass num_samples_per_problem=2" in audit.stdout
-    assert "integrity: FAIL 2" in audit.stdout  # plain PyTorch is not trusted under source_strict, and it says so:
-    assert "note: 2 of 2 samples FAIL under source_strict because they run high-level PyTorch" in audit.stdout
+    # on failure: the summary block and every error finding of the records
+    summary = audit.stdout[audit.stdout.find("integrity:"):] + json.dumps(
+        {pid: [(f["code"], f.get("evidence")) for r in recs for f in r["reward_hardening"]["findings"]
+               if f["severity"] == "error"]
+         for pid, recs in json.loads((run / "verified_eval_results.json").read_text()).items()}, default=str)[:6000]
+    assert "integrity: FAIL 2" in audit.stdout, summary  # plain PyTorch is not trusted under source_strict, and says so:
+    assert "note: 2 of 2 samples FAIL under source_strict because they run high-level PyTorch" in audit.stdout, summary
     enforce = _run("eval_from_generations.py", [*batches[1], *quick])
     assert "2 samples to evaluate" in enforce.stdout, enforce.stdout  # not "0 samples": another configuration
     assert "kept the records of other configurations in the same file: audit/source_strict/cpu (2)" in enforce.stdout
-    assert "integrity: PASS 2" in enforce.stdout
+    assert "integrity: PASS 2" in enforce.stdout, enforce.stdout[enforce.stdout.find("integrity:"):]
 
     data = json.loads((run / "verified_eval_results.json").read_text())
     for pid in ("1", "2"):

@@ -158,7 +158,17 @@ def _replaced_environ(env: dict[str, str]):
 
 
 def scrubbed_env(extra: dict[str, str] | None = None, workspace: str | None = None) -> dict[str, str]:
+    """The allowlisted environment of a worker, with the interpreter's own bin directory first on PATH.
+
+    Extension builds run ``ninja`` from PATH, and two ninja versions hash a build's
+    command line differently: a build made under ``uv run`` (the environment's ninja)
+    was rebuilt from scratch by a plain ``.venv/bin/python`` run (the system's ninja)
+    and back, a minute each time on a GPU host.  The environment beside torch wins.
+    """
     env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
+    bindir = os.path.dirname(sys.executable)
+    parts = [p for p in env.get("PATH", os.defpath).split(os.pathsep) if p and p != bindir]
+    env["PATH"] = os.pathsep.join([bindir, *parts])
     if workspace:
         env["HOME"] = workspace
         env["TMPDIR"] = os.path.join(workspace, "tmp")

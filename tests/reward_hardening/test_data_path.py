@@ -55,8 +55,16 @@ def test_descriptors_from_an_untrusted_peer_are_refused():
         recv_message(b, allow_fds=False)
 
 
+@pytest.fixture
+def host_sums(monkeypatch):
+    """Host tensors above 1 MiB digested by the reductions (as on a host with many threads)."""
+    from kernelbench.reward_hardening.ipc import lending
+
+    monkeypatch.setattr(lending, "_HASH_MAX_THREADS", 0)
+
+
 @pytest.mark.parametrize("n", [1000, 1 << 19])  # a small host tensor (SHA-256) and a 2 MiB one (sums)
-def test_fingerprint_sees_changes_swaps_and_shifts(n):
+def test_fingerprint_sees_changes_swaps_and_shifts(n, host_sums):
     x = torch.rand(n)
     fp = fingerprint(x)
     y = x.clone()
@@ -72,7 +80,7 @@ def test_fingerprint_sees_changes_swaps_and_shifts(n):
     assert fingerprint(x.view(2, -1).t().contiguous().t()) == fp  # the bits in order, whatever the strides
 
 
-def test_fingerprint_is_the_same_whatever_the_block_size(monkeypatch):
+def test_fingerprint_is_the_same_whatever_the_block_size(monkeypatch, host_sums):
     """The sums are accumulated on the device across blocks: a digest does not depend on the blocking."""
     from kernelbench.reward_hardening.ipc import lending
 
@@ -476,3 +484,20 @@ def test_a_judge_reporting_its_own_fault_fails_as_the_evaluator():
     with pytest.raises(JudgeFailed) as exc:
         s.request("device_read", {"cmd": "device_read"})
     assert exc.value.evaluator and not exc.value.oom and not s.alive  # RH-32 in the record, a fresh judge next
+
+
+def test_host_fingerprint_hashes_large_tensors_on_few_threads(monkeypatch):
+    """With few reduction threads a host tensor of any size gets SHA-256 words: swaps and single bits show."""
+    import hashlib
+
+    from kernelbench.reward_hardening.ipc import lending
+
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    x = torch.rand(3 << 19)  # 6 MiB, above the size limit of the hash
+    digest = hashlib.sha256(x.view(torch.uint8).numpy()).digest()
+    assert fingerprint(x) == tuple(int.from_bytes(digest[i:i + 8], "little") for i in (0, 8, 16))
+    swapped = x.clone()
+    swapped[[1, 2]] = swapped[[2, 1]]
+    assert fingerprint(swapped) != fingerprint(x)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: lending._HASH_MAX_THREADS + 1)
+    assert fingerprint(x) != tuple(int.from_bytes(digest[i:i + 8], "little") for i in (0, 8, 16))  # the sums

@@ -153,3 +153,17 @@ def test_oneshot_worker_gets_the_environment_of_the_call_not_of_the_forkserver(t
     assert out == {"ok": True, "result": None}
     out = run_oneshot("os:getenv", {"key": "HOME"}, timeout=120, workspace=str(tmp_path / "d"))
     assert out["result"] == str(tmp_path / "d")
+
+
+def test_worker_path_starts_with_the_interpreters_own_bin_directory(monkeypatch):
+    """Builds find the ninja installed beside torch whether or not the caller's PATH has it (one build cache)."""
+    import os
+    import sys
+
+    from kernelbench.procs import scrubbed_env
+
+    bindir = os.path.dirname(sys.executable)
+    monkeypatch.setenv("PATH", os.pathsep.join(["/usr/bin", bindir, "/bin"]))
+    assert scrubbed_env()["PATH"].split(os.pathsep) == [bindir, "/usr/bin", "/bin"]
+    monkeypatch.setenv("PATH", "/usr/bin")
+    assert scrubbed_env()["PATH"].split(os.pathsep) == [bindir, "/usr/bin"]

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -81,6 +82,38 @@ def test_reads_another_process_memory_into_the_staging_memfd_in_chunks(child, mo
     reads = trusted_read.read_outputs(p.pid, [_facts(rw, [n], [1])], metas, fds)
     assert bytes(t.numpy().tobytes()) == _expected(n)
     assert reads[0].nbytes == n and reads[0].contiguous
+
+
+def test_time_the_reader_waited_for_a_cpu_is_left_out_of_the_read(child, monkeypatch):
+    """A reader kept off the CPUs by other jobs is not reading: its run-queue wait is not read time (RH-61)."""
+    n = 40000
+    p, rw, _ = child(n)
+    arena, t, metas, fds = _staging(n)
+    (read,) = trusted_read.read_outputs(p.pid, [_facts(rw, [n], [1])], metas, fds)
+    assert bytes(t.numpy().tobytes()) == _expected(n) and read.read_ms >= 0 and read.queued_ms >= 0
+    assert trusted_read.queued_ns() is not None  # Linux keeps the statistic for the calling thread
+    # 130 ms of wall clock around a copy, 120 of them spent waiting, runnable, for a CPU
+    monkeypatch.setattr(trusted_read, "queued_ns", lambda: 125_000_000)
+    t0 = time.monotonic_ns() - 130_000_000
+    read_ms, queued_ms = trusted_read._timed(t0, 5_000_000)
+    assert queued_ms == 120.0 and 10.0 <= read_ms < 60.0
+    assert trusted_read._timed(t0, None)[1] == 0.0  # no statistic: the wall clock, as before
+    monkeypatch.setattr(trusted_read, "queued_ns", lambda: 10**12)
+    assert trusted_read._timed(t0, 0)[0] == 0.0  # never more waiting than wall clock
+
+
+def test_rh61_judges_trusted_reads_without_the_run_queue_wait():
+    from types import SimpleNamespace
+
+    from kernelbench.reward_hardening.config import HardeningConfig
+    from kernelbench.reward_hardening.detectors.reads import slow_read
+
+    ev = SimpleNamespace(config=HardeningConfig(device="cpu"), copy_bytes_per_s=10 * (1 << 30), requests=[],
+                         reads=[{"phase": "timing:1", "bytes": 4 << 20, "ms": 8.0, "queued_ms": 114.0}])
+    assert slow_read(ev) == []  # 122 ms of wall clock, 114 of them waiting for a CPU
+    ev.reads[0]["ms"] = 122.0  # the same wall clock spent reading (a candidate serving pages lazily)
+    (finding,) = slow_read(ev)
+    assert finding.code == "RH-61" and finding.evidence["slow"][0]["queued_ms"] == 114.0
 
 
 def test_storage_without_read_access_is_refused_before_any_read(child):

@@ -288,8 +288,33 @@ class OutputRead:
     nbytes: int
     contiguous: bool
     stride: list
-    read_ms: float  # the copy (what RH-61 compares with a plain copy)
+    read_ms: float  # the copy (what RH-61 compares with a plain copy), time spent waiting for a CPU taken off
     map_ms: float = 0.0  # CUDA: mapping and unmapping the allocation (grows with the allocation, not the output)
+    queued_ms: float = 0.0  # CPU: how long the reading thread waited, runnable, for a CPU during the copy
+
+
+def queued_ns() -> int | None:
+    """How long the calling thread has waited, runnable, for a CPU (``run_delay`` of its schedstat).
+
+    A reading thread that other processes keep off the CPUs is not reading: that wait
+    is the machine's, not the copy's.  Waiting on the candidate (a page it maps lazily,
+    a fault it handles) is sleeping, not runnable, and is never counted here; the
+    candidate is frozen during a read, so it cannot be the one keeping the reader off
+    the CPUs.  ``None`` where the kernel does not keep the statistic.
+    """
+    try:
+        with open("/proc/thread-self/schedstat") as fh:
+            return int(fh.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _timed(t0: int, q0: int | None) -> tuple[float, float]:
+    """``(read_ms, queued_ms)`` since ``t0`` (monotonic ns) and ``q0`` (:func:`queued_ns`)."""
+    wall = time.monotonic_ns() - t0
+    q1 = queued_ns()
+    queued = min(max(q1 - q0, 0), wall) if q0 is not None and q1 is not None else 0
+    return (wall - queued) / 1e6, queued / 1e6
 
 
 def _copy_span(pid: int, remote: int, fd: int, nbytes: int) -> None:
@@ -351,19 +376,20 @@ def read_outputs(pid: int, facts: list[dict], staging: list[dict], fds: list[int
             problem = readable_problem(pid, ptr, span)
             if problem:
                 raise ReadFailed("unreadable", problem)
-            t0 = time.monotonic_ns()
+            t0, q0 = time.monotonic_ns(), queued_ns()
             try:
                 _gather_rows(pid, ptr, fds[int(s["fd"])], shape, stride, es, int(s["nbytes"]))
             except ReadFailed:
                 raise
             except (OSError, KeyError, IndexError, ValueError, TypeError) as exc:
                 raise ReadFailed("failed", f"{type(exc).__name__}: {exc}"[:300]) from None
-            out.append(OutputRead(int(s["nbytes"]), True, _row_major(shape), (time.monotonic_ns() - t0) / 1e6))
+            read_ms, queued_ms = _timed(t0, q0)
+            out.append(OutputRead(int(s["nbytes"]), True, _row_major(shape), read_ms, queued_ms=queued_ms))
             continue
         problem = readable_problem(pid, ptr, span)
         if problem:
             raise ReadFailed("unreadable", problem)
-        t0 = time.monotonic_ns()
+        t0, q0 = time.monotonic_ns(), queued_ns()
         if span:
             try:
                 _copy_span(pid, ptr, fds[int(s["fd"])], span)
@@ -371,7 +397,8 @@ def read_outputs(pid: int, facts: list[dict], staging: list[dict], fds: list[int
                 raise
             except (OSError, KeyError, IndexError, ValueError, TypeError) as exc:  # never a crash of the parent
                 raise ReadFailed("failed", f"{type(exc).__name__}: {exc}"[:300]) from None
-        out.append(OutputRead(span, contiguous, stride, (time.monotonic_ns() - t0) / 1e6))
+        read_ms, queued_ms = _timed(t0, q0)
+        out.append(OutputRead(span, contiguous, stride, read_ms, queued_ms=queued_ms))
     return out
 
 

@@ -158,6 +158,9 @@ class CandidateIO:
                  "ms": round(sum(r.read_ms for r in reads), 4), "freeze_ms": round(freeze_ms, 4)}
         if self.device.startswith("cuda"):
             entry["map_ms"] = round(sum(r.map_ms for r in reads), 4)
+        queued = sum(r.queued_ms for r in reads)
+        if queued:  # the reader waited for a CPU: left out of ``ms`` (RH-61), kept as evidence
+            entry["queued_ms"] = round(queued, 4)
         self.ev.reads.append(entry)
         if self.device.startswith("cuda"):
             return True, None, None  # packed row-major by the judge: read back as is
