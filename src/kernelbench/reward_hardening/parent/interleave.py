@@ -33,7 +33,7 @@ from typing import Any, Callable, ContextManager
 
 from kernelbench.reward_hardening.config import usable_cpus
 
-__all__ = ["Interleaver", "block_of", "enabled", "other_runnable", "usable_cpus"]
+__all__ = ["Interleaver", "block_of", "enabled", "other_runnable"]
 
 
 def _shape(cfg: Any) -> tuple[int, int]:
