@@ -70,12 +70,32 @@ def _forward_with_extra(self, *args, **kwargs):
 {cls}.forward = _forward_with_extra
 '''
 
+# The slowed reference gets its buffer with the model: memory that appears in the judge
+# after its memory plan looks retained at the sample's end and retires the judge after
+# every sample.  (The slowed candidate keeps the lazy buffer: its worker ends with each
+# sample, and assigning ``__init__`` on the candidate's class is a static finding, RH-09.)
+_EXTRA_INIT = '''
+
+_PlainInit = {cls}.__init__
+
+
+def _init_with_pad(self, *args, **kwargs):
+    import torch
+
+    _PlainInit(self, *args, **kwargs)
+    self._pad = torch.ones({numel}, device=torch.device("{device}"))
+
+
+{cls}.__init__ = _init_with_pad
+'''
+
 PAD_NUMEL = 1 << 16
 
 
 def with_extra_work(source: str, cls: str, iters: int, device: str, numel: int = PAD_NUMEL) -> str:
     """``source`` whose class ``cls`` does ``iters`` multiplications of a ``numel`` buffer after forward."""
-    return source + _EXTRA.format(iters=int(iters), numel=int(numel), device=device, cls=cls)
+    extra = _EXTRA + (_EXTRA_INIT if cls == "Model" else "")
+    return source + extra.format(iters=int(iters), numel=int(numel), device=device, cls=cls)
 
 
 def _median_ms(fn, device, reps: int = 15, queued: bool = False) -> float:
@@ -212,7 +232,10 @@ def run_arm(reference_src: str, candidate_src: str, cfg, runs: int) -> list[dict
                         # every sample of both sides, in block order (where a gap between the sides comes from)
                         "samples": {"candidate": (rec.get("metadata") or {}).get("timing_samples"),
                                     "reference": (rec.get("metadata") or {}).get("interleaved_reference_samples")}})
-            if not session.alive:
+            out[-1]["judge_retired"] = any(p.get("phase") == "judge_release" and p.get("retired")
+                                           for p in (rec.get("metadata") or {}).get("reward_hardening_phases") or [])
+            if not session.alive:  # a failed or retired judge: closed (its workers with it), then a fresh one
+                session.close()
                 session = ReferenceSession(reference_src, cfg, session.device)
     finally:
         session.close()

@@ -126,9 +126,16 @@ def compare(a: Path, b: Path) -> dict:
              "b_wall_s": (rb[i].get("enforce") or {}).get("wall_s")} for i in both]
     wa = sum(r["a_wall_s"] or 0.0 for r in rows)
     wb = sum(r["b_wall_s"] or 0.0 for r in rows)
+    # each run's first sample also carries its start (worker pool; for Ray the cluster and
+    # the actors): the steady totals leave both runs' first samples out
+    firsts = {next(iter(ra), None), next(iter(rb), None)}
+    sa = sum(r["a_wall_s"] or 0.0 for r in rows if r["id"] not in firsts)
+    sb = sum(r["b_wall_s"] or 0.0 for r in rows if r["id"] not in firsts)
     return {"a": a.name, "b": b.name, "rows": rows, "compared": len(rows),
             "only_one": sorted(set(ra) ^ set(rb)), "differ": [r["id"] for r in rows if not r["same"]],
-            "a_wall_s": round(wa, 2), "b_wall_s": round(wb, 2), "b_over_a": round(wb / wa, 3) if wa else None}
+            "a_wall_s": round(wa, 2), "b_wall_s": round(wb, 2), "b_over_a": round(wb / wa, 3) if wa else None,
+            "first_ids": sorted(i for i in firsts if i is not None), "a_steady_wall_s": round(sa, 2),
+            "b_steady_wall_s": round(sb, 2), "steady_b_over_a": round(sb / sa, 3) if sa else None}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,15 +148,22 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.compare:
         c = compare(*args.compare)
-        print(tabulate([[r["id"], r["a"][0], ",".join(r["a"][1]), r["b"][0], ",".join(r["b"][1]), r["a_wall_s"],
-                         r["b_wall_s"], "same" if r["same"] else "DIFFERS"] for r in c["rows"]],
-                       headers=["id", f"status {c['a']}", "errors", f"status {c['b']}", "errors", "wall s A",
-                                "wall s B", "verdict"], tablefmt="github"))
-        print(f"\n{c['compared']} problems in both; verdicts differ on {len(c['differ'])}: {c['differ']}; "
-              f"total enforce wall {c['a_wall_s']} s vs {c['b_wall_s']} s (B/A {c['b_over_a']})")
+        text = tabulate([[r["id"], r["a"][0], ",".join(r["a"][1]), r["b"][0], ",".join(r["b"][1]), r["a_wall_s"],
+                          r["b_wall_s"], "same" if r["same"] else "DIFFERS"] for r in c["rows"]],
+                        headers=["id", f"status {c['a']}", "errors", f"status {c['b']}", "errors", "wall s A",
+                                 "wall s B", "verdict"], tablefmt="github")
+        print(text)
+        lines = [f"{c['compared']} problems in both; verdicts differ on {len(c['differ'])}: {c['differ']}",
+                 f"total enforce wall {c['a_wall_s']} s vs {c['b_wall_s']} s (B/A {c['b_over_a']})",
+                 f"without each run's first sample (id {', '.join(map(str, c['first_ids']))}: pool and cluster "
+                 f"start) {c['a_steady_wall_s']} s vs {c['b_steady_wall_s']} s (B/A {c['steady_b_over_a']})"]
+        print("\n" + "\n".join(lines))
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / f"{args.name or 'sweep_compare'}.json").write_text(json.dumps(c, indent=1))
+            stem = args.name or "sweep_compare"
+            (args.out / f"{stem}.json").write_text(json.dumps(c, indent=1))
+            (args.out / f"{stem}.md").write_text(f"# {c['a']} against {c['b']}\n\n{text}\n\n"
+                                                 + "".join(f"- {x}\n" for x in lines))
         return 1 if c["differ"] else 0
     if not args.runs:
         ap.error("give the runs to merge, or --compare A B")

@@ -339,7 +339,11 @@ def test_sweep_merge_compare_reports_differing_verdicts_and_the_wall_ratio(tmp_p
     b = run("ray.json", [(1, "PASS", 2.2, []), (2, "FAIL", 3.3, ["RH-18"]), (4, "PASS", 1.0, [])])
     c = m.compare(a, b)
     assert c["compared"] == 2 and c["differ"] == [] and c["only_one"] == [3, 4] and c["b_over_a"] == 1.1
-    assert m.main(["--level", "1", "--compare", str(a), str(b)]) == 0
+    # the first sample of each run (pool and cluster start) is left out of the steady totals
+    assert c["first_ids"] == [1] and c["a_steady_wall_s"] == 3.0 and c["steady_b_over_a"] == 1.1
+    assert m.main(["--level", "1", "--compare", str(a), str(b), "--out", str(tmp_path / "o"), "--name", "cmp"]) == 0
+    md = (tmp_path / "o" / "cmp.md").read_text()
+    assert "B/A 1.1" in md and "without each run's first sample (id 1" in md
     b2 = run("ray2.json", [(1, "PASS", 2.0, []), (2, "FAIL", 3.0, ["RH-30"])])
     assert m.compare(a, b2)["differ"] == [2] and m.main(["--level", "1", "--compare", str(a), str(b2)]) == 1
 
