@@ -60,7 +60,7 @@ for s in "$@"; do
     pytest) step pytest_gpu python3 -m pytest -m gpu -v -p no:cacheprovider --timeout 120 -rs ;;
     sweep) step "sweep_${NAME:-l1}" python3 bench/upstream_sweep.py --dataset-path KernelBench --device cuda \
              --modes "${MODES:-off,enforce}" --num-perf-trials "${TRIALS:-100}" --level "${LEVEL:-1}" \
-             --ids "${IDS:?set IDS}" --batch-timeout "${BT:-270}" --work-dir "${WORK:-/tmp/kg_sweep}" \
+             --ids "${IDS:?set IDS}" --batch-timeout "${BT:-270}" --work-dir "${WORK:-/tmp/kg_sweep_${NAME:-l1}}" \
              --out "$OUT" --name "${NAME:-l1}" ${EXTRA:+--extra $EXTRA} ;;
     paths) step timing_paths python3 bench/timing_paths.py --dataset-path KernelBench --level "${LEVEL:-1}" \
              --conditions "${CONDS:-warm,cold,warm_rest,warm_read,no_hold,ipc,reuse,persist,ipc_reuse}" --block "${BLOCK:-1}" \
