@@ -48,14 +48,14 @@ class SampleRunner:
     """Evaluates samples one at a time under one script configuration (see the module text)."""
 
     def __init__(self, config: dict, prebuild_failures: dict | None = None, warm: bool = True):
+        if warm:  # first: the forkserver's imports (torch) overlap this process's own below
+            self.warm()
         from kernelbench.reward_hardening.parent.batch import hardened_evaluator
 
         self.config = dict(config)
         self._cfg = SimpleNamespace(**self.config)
         self._evaluate = hardened_evaluator(self._cfg, prebuild_failures=prebuild_failures)
         self.problem: int | None = None  # the problem whose reference the judge holds
-        if warm:
-            self.warm()
 
     def warm(self) -> None:
         """Start the forkserver now (torch preloaded), so the first sample does not pay for it."""
