@@ -144,3 +144,42 @@ def test_cuda_extra_work_takes_its_target_device_time():
     """The slowed arms' extra work, sized by device time queued behind other work (run 40: 2 % for a 10 % target)."""
     numel, ms = aa_calibration.cuda_pad_numel(0.5, "cuda:0")
     assert 0.4 < ms < 0.6 and numel > 1 << 20, (numel, ms)
+
+
+def test_a_retired_judge_is_closed_before_a_fresh_one_replaces_it(monkeypatch):
+    """Run 42: sessions whose judge was retired were dropped unclosed, and their judge and twin
+    kept the GPU until later problems ran out of memory."""
+    import kernelbench.reward_hardening.parent.pipeline as pipeline
+
+    made, closed = [], []
+
+    class FakeSession:
+        def __init__(self, src, cfg, device):
+            self.device, self.alive = device, True
+            made.append(self)
+
+        def close(self):
+            closed.append(self)
+
+    def fake_evaluate(ref, cand, cfg, session):
+        session.alive = False  # every sample retires its judge (the slowed reference's lazy buffer did)
+        return {"reward_hardening": {"integrity_status": "PASS", "speedup": None, "findings": []},
+                "metadata": {"reward_hardening_phases": [{"phase": "judge_release", "retired": True}]}}
+
+    monkeypatch.setattr(pipeline, "ReferenceSession", FakeSession)
+    monkeypatch.setattr(pipeline, "evaluate_hardened", fake_evaluate)
+    out = aa_calibration.run_arm("ref", "cand", _cfg(), 3)
+    assert [r["judge_retired"] for r in out] == [True, True, True]
+    assert len(made) == 4 and closed == made  # every session closed, the last one in the finally
+
+
+def test_the_slowed_reference_allocates_its_buffer_with_the_model():
+    ref = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    slowed = aa_calibration.with_extra_work(ref, "Model", 3, "cpu", numel=16)
+    ns: dict = {}
+    exec(compile(slowed, "<slowed>", "exec"), ns)
+    m = ns["Model"]()
+    assert m._pad.numel() == 16  # before any forward: part of the judge's base allocation
+    # the candidate's class keeps the lazy buffer (assigning __init__ on it is a static finding, RH-09)
+    cand = aa_calibration.with_extra_work(ref.replace("class Model", "class ModelNew"), "ModelNew", 3, "cpu", 16)
+    assert "__init__ =" not in cand
