@@ -672,3 +672,18 @@ def test_rh36_evidence_splits_the_worst_host_interval():
     assert worst["launch_ms"] == pytest.approx(1.0) and worst["end_event_wait_ms"] == pytest.approx(0.5)
     assert worst["other_streams_ms"] == pytest.approx(0.5) and worst["window_ms"] == pytest.approx(0.02)
     assert worst["launch_ms"] + worst["end_event_wait_ms"] + worst["other_streams_ms"] == pytest.approx(worst["host_ms"])
+
+
+def test_an_out_of_memory_exception_with_room_on_the_device_is_rh18_with_its_sizes():
+    """Run 42: a crowded device made an honest kernel raise; the record must say what the judge saw."""
+    ev = _evidence()
+    _oom_event(ev, 6)
+    ev.calls[0].oom["judge_device_free_bytes"] = ev.oom_events[0]["judge_device_free_bytes"] = 40 << 30
+    ev.calls[0].error_name = "torch.OutOfMemoryError"
+    codes = {f.code: f for f in detectors.run_all(ev)}
+    assert "RH-47" not in codes and "RH-39" not in codes
+    failure = codes["RH-18"].evidence["failures"][0]
+    assert failure["class"] == "raised" and failure["exception"] == "OutOfMemoryError"
+    assert failure["out_of_memory"]["requested_bytes"] == 6 << 30
+    assert failure["out_of_memory"]["judge_device_free_bytes"] == 40 << 30
+    assert failure["out_of_memory"]["budget_bytes"] == 16 << 30

@@ -137,6 +137,23 @@ def oom_kind(ev, o: dict) -> str:
     return "unconfirmed"
 
 
+def _oom_facts(ev, call) -> dict:
+    """For an out-of-memory exception judged as an ordinary one: the sizes that made it so.
+
+    Sizes only (the candidate's request and holding, its budget, the device's free
+    memory as the judge read it after the failure), so a record says why a kernel that
+    ran out of memory is this failure and not the evaluator's limit (RH-47).
+    """
+    o = call.oom
+    if not isinstance(o, dict):
+        return {}
+    return {"out_of_memory": {
+        "requested_bytes": o.get("requested_bytes"), "reserved_bytes": o.get("reserved_bytes"),
+        "budget_bytes": (ev.memory_plan or {}).get("candidate_bytes"),
+        "judge_device_free_bytes": o.get("judge_device_free_bytes"),
+        "why_not_the_device": "within the budget, and the judge saw room on the device after the failure"}}
+
+
 def _memory_call(ev, call) -> bool:
     """A call that ran out of memory, judged by the memory rules (RH-39/RH-47), not as an answer."""
     return call.oom is not None and oom_kind(ev, call.oom) != "unconfirmed"
@@ -171,8 +188,9 @@ def wrong_on_hidden_inputs(ev):
         shapes, dtypes and device, finite values where the reference is finite, and
         values within the precision's tolerance; a call that raises is wrong too.
         Evidence: the class of failure with numbers (never output or input values), the
-        exception's type and candidate source line (never its message), and how many
-        of the hidden calls failed that way.
+        exception's type and candidate source line (never its message; for an
+        out-of-memory error also the sizes that make it the candidate's, not RH-47's),
+        and how many of the hidden calls failed that way.
 
     Why it matters
         The hidden seeds never reach the candidate process, so memorised outputs for
@@ -193,7 +211,7 @@ def wrong_on_hidden_inputs(ev):
     failures = []
     for c in hidden:
         if not c.ok:
-            failures.append({"class": "raised", **exception_site(ev, c)})
+            failures.append({"class": "raised", **exception_site(ev, c), **_oom_facts(ev, c)})
             continue
         problem = call_problem(ev, c)
         # an output that changed after return is deferred work (RH-21), not a wrong answer
