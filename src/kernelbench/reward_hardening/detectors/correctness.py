@@ -119,14 +119,19 @@ def call_problem(ev, call) -> dict | None:
     return {"class": "not written", "detail": cmp.reason[:200]}  # the harness could not stage the outputs
 
 
+def oom_budget(ev, o: dict) -> int | None:
+    """The candidate's memory budget an out-of-memory report is measured against (plan, or the fixed cap)."""
+    if ev.config.gpu_memory_fraction is not None:
+        cap, total = o.get("cap"), o.get("device_total_bytes") or 0
+        return int(cap * total) if cap and total else None
+    return (ev.memory_plan or {}).get("candidate_bytes")
+
+
 def oom_kind(ev, o: dict) -> str:
     """``over`` (past the candidate's budget: its fault), ``under`` (within it, and the judge
     saw the device exhausted: the evaluator's limit) or ``unconfirmed`` (within the budget but
     the device had room: the report, which comes from the candidate, is an ordinary exception)."""
-    budget = (ev.memory_plan or {}).get("candidate_bytes")
-    if ev.config.gpu_memory_fraction is not None:
-        cap, total = o.get("cap"), o.get("device_total_bytes") or 0
-        budget = cap * total if cap and total else None
+    budget = oom_budget(ev, o)
     requested = int(o.get("requested_bytes") or 0)
     need = int(o.get("reserved_bytes") or 0) + requested
     if budget is None or need > 0.99 * budget:
@@ -149,7 +154,7 @@ def _oom_facts(ev, call) -> dict:
         return {}
     return {"out_of_memory": {
         "requested_bytes": o.get("requested_bytes"), "reserved_bytes": o.get("reserved_bytes"),
-        "budget_bytes": (ev.memory_plan or {}).get("candidate_bytes"),
+        "budget_bytes": oom_budget(ev, o),
         "judge_device_free_bytes": o.get("judge_device_free_bytes"),
         "why_not_the_device": "within the budget, and the judge saw room on the device after the failure"}}
 
