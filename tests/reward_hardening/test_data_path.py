@@ -55,14 +55,6 @@ def test_descriptors_from_an_untrusted_peer_are_refused():
         recv_message(b, allow_fds=False)
 
 
-@pytest.fixture
-def host_sums(monkeypatch):
-    """Host tensors above 1 MiB digested by the reductions (as on a host with many threads)."""
-    from kernelbench.reward_hardening.ipc import lending
-
-    monkeypatch.setattr(lending, "_HASH_MAX_THREADS", 0)
-
-
 @pytest.mark.parametrize("n", [1000, 1 << 19])  # a small host tensor (SHA-256) and a 2 MiB one (sums)
 def test_fingerprint_sees_changes_swaps_and_shifts(n, host_sums):
     x = torch.rand(n)

@@ -142,21 +142,15 @@ def oom_kind(ev, o: dict) -> str:
     return "unconfirmed"
 
 
-def _oom_facts(ev, call) -> dict:
-    """For an out-of-memory exception judged as an ordinary one: the sizes that made it so.
+def oom_sizes(ev, o: dict) -> dict:
+    """The sizes of one out-of-memory report, as every memory finding's evidence shows them.
 
-    Sizes only (the candidate's request and holding, its budget, the device's free
-    memory as the judge read it after the failure), so a record says why a kernel that
-    ran out of memory is this failure and not the evaluator's limit (RH-47).
+    Sizes only (what the candidate asked for and needed in all, its budget, the device's
+    free memory as the judge read it after the failure), never data.
     """
-    o = call.oom
-    if not isinstance(o, dict):
-        return {}
-    return {"out_of_memory": {
-        "requested_bytes": o.get("requested_bytes"), "reserved_bytes": o.get("reserved_bytes"),
-        "budget_bytes": oom_budget(ev, o),
-        "judge_device_free_bytes": o.get("judge_device_free_bytes"),
-        "why_not_the_device": "within the budget, and the judge saw room on the device after the failure"}}
+    requested = int(o.get("requested_bytes") or 0)
+    return {"needed_bytes": int(o.get("reserved_bytes") or 0) + requested, "requested_bytes": requested or None,
+            "budget_bytes": oom_budget(ev, o), "judge_device_free_bytes": o.get("judge_device_free_bytes")}
 
 
 def _memory_call(ev, call) -> bool:
@@ -216,7 +210,9 @@ def wrong_on_hidden_inputs(ev):
     failures = []
     for c in hidden:
         if not c.ok:
-            failures.append({"class": "raised", **exception_site(ev, c), **_oom_facts(ev, c)})
+            # an out-of-memory error within the budget on a device with room (RH-47 otherwise): its sizes
+            oom = {"out_of_memory": oom_sizes(ev, c.oom)} if isinstance(c.oom, dict) else {}
+            failures.append({"class": "raised", **exception_site(ev, c), **oom})
             continue
         problem = call_problem(ev, c)
         # an output that changed after return is deferred work (RH-21), not a wrong answer

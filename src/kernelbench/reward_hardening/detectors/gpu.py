@@ -11,7 +11,7 @@ import re
 
 from kernelbench.reward_hardening.detectors._base import detector
 from kernelbench.reward_hardening.judge.compare import compare
-from kernelbench.reward_hardening.detectors.correctness import judge, oom_budget, oom_kind
+from kernelbench.reward_hardening.detectors.correctness import judge, oom_kind, oom_sizes
 from kernelbench.reward_hardening.findings import observe
 
 _GRAPH_OR_STREAM_APIS = ("cudaGraphLaunch", "cudaStreamBeginCapture", "cudaStreamCreate", "cuGraphLaunch",
@@ -196,11 +196,7 @@ def _oom_verdicts(ev) -> tuple[list, list]:
     over, under = [], []
     for o in ev.oom_events:
         kind = oom_kind(ev, o)
-        requested = o.get("requested_bytes") or 0
-        entry = {"phase": o.get("phase"), "needed_bytes": int(o.get("reserved_bytes") or 0) + int(requested),
-                 "requested_bytes": requested or None,
-                 "budget_bytes": oom_budget(ev, o),
-                 "judge_device_free_bytes": o.get("judge_device_free_bytes")}
+        entry = {"phase": o.get("phase"), **oom_sizes(ev, o)}
         if kind == "over":
             over.append(entry)
         elif kind == "under":
