@@ -5,6 +5,8 @@ detectors are exercised on the CPU too; the real GPU fixtures run on the H200
 (docs/validation/H200.md) and the CPU fixtures in the red-team suite.
 """
 
+import statistics
+
 import pytest
 import torch
 
@@ -672,6 +674,64 @@ def test_rh36_evidence_splits_the_worst_host_interval():
     assert worst["launch_ms"] == pytest.approx(1.0) and worst["end_event_wait_ms"] == pytest.approx(0.5)
     assert worst["other_streams_ms"] == pytest.approx(0.5) and worst["window_ms"] == pytest.approx(0.02)
     assert worst["launch_ms"] + worst["end_event_wait_ms"] + worst["other_streams_ms"] == pytest.approx(worst["host_ms"])
+
+
+def _stalled(n=50, stalls=(), hidden=(), event_ms=1.3):
+    """CUDA samples of a 1.3 ms kernel (window 1.6 ms, host 1.8 ms); ``stalls``: the host saw the
+    end event 3 ms late (run 43's H100); ``hidden``: the events saw only a sliver of the work."""
+    out = []
+    for i in range(n):
+        e = 0.05 if i in hidden else event_ms + 0.001 * (i % 7)
+        host = 1.8 + (3.0 if i in stalls else 0.0)
+        s = _sample(i, host_ms=host, event_ms=e, window_ms=e + 0.3)
+        s.t_ret = s.t0 + int(0.4 * MS)
+        s.block = i // 5
+        out.append(s)
+    return out
+
+
+def test_rh36_sporadic_host_stalls_are_charged_not_a_finding():
+    """Run 43 (H100, L1/6, the reference as its own candidate): 2-10 of 50 samples had 1-5 ms
+    more host time than their GPU window, and RH-36 failed 8 of 10 honest runs."""
+    from kernelbench.reward_hardening.detectors.timing import charged_samples, sample_times
+
+    ev = Evidence(config=_cfg(device="cuda"), candidate_source="")
+    stalls = {3, 9, 17, 22, 31, 38, 40, 44, 46, 49}  # 10 of 50: the worst honest run
+    ev.samples = _stalled(stalls=stalls)
+    assert detectors.REGISTRY["RH-36"].func(ev) == []
+    assert {s.index for s in charged_samples(ev)} == stalls
+    times = sample_times(ev)
+    slowest = max(t for i, t in enumerate(times) if i not in stalls)
+    assert all(times[i] == slowest for i in stalls)  # charged at the slowest agreeing time, not dropped
+    assert [t for i, t in enumerate(times) if i not in stalls] == [s.event_ms for s in ev.samples if s.index not in stalls]
+
+
+def test_rh36_fires_past_a_quarter_and_hidden_work_in_fewer_samples_gains_nothing():
+    from kernelbench.reward_hardening.detectors.timing import sample_times
+
+    ev = Evidence(config=_cfg(device="cuda"), candidate_source="")
+    ev.samples = _stalled(hidden=set(range(13)))  # 13 of 50 escape: more than a quarter
+    (f,) = detectors.REGISTRY["RH-36"].func(ev)
+    assert f.evidence["rejected_samples"] == 13 and f.evidence["tolerated"] == 12
+    honest = statistics.median(sample_times(Evidence(config=_cfg(device="cuda"), samples=_stalled())))
+    for k in (2, 6, 12):  # escaping in a quarter or fewer: no finding, and no faster median either
+        ev.samples = _stalled(hidden=set(range(0, 4 * k, 4)))
+        assert detectors.REGISTRY["RH-36"].func(ev) == []
+        assert statistics.median(sample_times(ev)) >= honest
+    # the reference's side is charged by the same rule, so an A/A comparison stays even
+    ev.samples, ev.interleaved_reference_samples = _stalled(stalls={1, 2}), _stalled(stalls={5, 6})
+    assert statistics.median(sample_times(ev)) == statistics.median(sample_times(ev, ev.interleaved_reference_samples))
+
+
+def test_the_speedup_entry_counts_charged_samples_per_side():
+    from kernelbench.reward_hardening.parent.records import speedup_block
+
+    ev = Evidence(config=_cfg(device="cuda"), candidate_source="")
+    ev.samples, ev.interleaved_reference_samples = _stalled(stalls={4, 8}), _stalled(n=50)
+    block = speedup_block(ev, True)
+    assert block["charged_samples"] == {"candidate": 2, "reference": 0}
+    ev.samples = _stalled()
+    assert "charged_samples" not in speedup_block(ev, True)
 
 
 def test_an_out_of_memory_exception_with_room_on_the_device_is_rh18_with_its_sizes():

@@ -34,7 +34,9 @@ METADATA_DOCS: dict[str, str] = {
     "timing_samples": "Per-sample raw candidate timings: `host_ms`, `event_ms` (CUDA events, `null` on the CPU), "
                       "`other_streams_ms` (device busy after the current stream finished), `rtt_ms` (the "
                       "parent's round trip) and, on CUDA, `window_ms` (events around the pre-start flush and hold "
-                      "plus forward), all in ms; `block` (the interleaved block of each sample, see the speedup).",
+                      "plus forward), all in ms; `block` (the interleaved block of each sample, see the speedup); "
+                      "`charged` (indices of samples whose host time was far above their event time, counted "
+                      "at the slowest agreeing sample's time; absent when none).",
     "profiler": "The hidden profiler pass: `marker_seen` (CUDA: the marker kernel was in the device trace), "
                 "`notes` (front ends that failed or recorded no device trace before the one used), `gpu_kernels` "
                 "(device records seen) and `top_kernels` (the longest ones by name).",
@@ -56,7 +58,8 @@ METADATA_DOCS: dict[str, str] = {
     "reference_timing_samples": "`session` timing only: the samples of the reference's run at the start of the "
                                 "session (`host_ms`, `event_ms`, `rtt_ms`).",
     "interleaved_reference_samples": "The reference's samples timed in blocks between the candidate's (`host_ms`, "
-                                     "`event_ms`, `block`): the reference side of `reward_hardening.speedup` and, "
+                                     "`event_ms`, `block`; on CUDA `window_ms`, and `charged` as in "
+                                     "`timing_samples`): the reference side of `reward_hardening.speedup` and, "
                                      "by default, the reference's runtime (`reference_timing`).",
     "gpu_memory": "CUDA only: peak allocated and reserved bytes, the memory fraction in force, the configured "
                   "cap, the device's total memory and `PYTORCH_CUDA_ALLOC_CONF`.",

@@ -99,9 +99,28 @@ def async_limit_ms(s, cfg) -> float:
     return cfg.event_host_ratio * device_window_ms(s, cfg) + cfg.event_host_slack_ms
 
 
+def disagreeing_samples(samples, cfg) -> list:
+    """The samples whose CUDA-event time and host time disagree (host above ``async_limit_ms``)."""
+    return [s for s in samples if s.event_ms is not None and s.host_ms > async_limit_ms(s, cfg)]
+
+
 def rejected_async_samples(ev):
-    """Indices of samples whose CUDA-event time and host time disagree."""
-    return [s.index for s in ev.samples if s.event_ms is not None and s.host_ms > async_limit_ms(s, ev.config)]
+    """Indices of the candidate's samples whose CUDA-event time and host time disagree."""
+    return [s.index for s in disagreeing_samples(ev.samples, ev.config)]
+
+
+def tolerated_disagreements(n: int, cfg) -> int:
+    """How many of ``n`` samples may disagree and be charged instead (RH-36 fires above it)."""
+    return max(1, int(cfg.event_host_tolerated_fraction * n))
+
+
+def charged_samples(ev, samples=None) -> list:
+    """The samples of one side that ``sample_times`` charges at the side's slowest time (see there)."""
+    samples = list(ev.samples if samples is None else samples)
+    bad = disagreeing_samples(samples, ev.config)
+    if len(bad) == len(samples) or len(bad) > tolerated_disagreements(len(samples), ev.config):
+        return []
+    return bad
 
 
 def _host_parts(s) -> dict:
@@ -137,26 +156,48 @@ def async_escape(ev):
         without synchronising.
 
     Known limits
-        Thresholds are calibrated on honest kernels (see docs/validation/H200.md); two
-        or more rejected samples (and more than 5%) withhold the trusted time, while a
-        single isolated host-side hiccup is tolerated.  At CPU-sized problems escaped
-        work can be shorter than the slack.  CUDA only.
+        Thresholds are calibrated on honest kernels (see docs/validation/H200.md).  Host
+        stalls are not: on some machines an honest kernel's host sees the end event
+        milliseconds late in up to a fifth of its samples (run 43, an H100: L1/6, a
+        1.3 ms matmul, 2-10 of 50 samples with 1-5 ms more host time and a normal GPU
+        window).  So a few disagreeing samples are charged at their side's slowest
+        agreeing time instead (``sample_times``: at most ``event_host_tolerated_fraction``
+        of them, 25 %), and the finding needs more than that (and at least two):
+        escaped work gains nothing in a charged sample, so to fake a speedup it has to
+        escape in more than a quarter of them.  At CPU-sized problems escaped work can be shorter than the
+        slack.  CUDA only.
     """
     rejected = rejected_async_samples(ev)
-    # one isolated host-side hiccup (preemption) is noise; escaped work shows in most samples
-    if len(rejected) < max(2, int(0.05 * len(ev.samples)) + 1):
-        return []
+    if len(rejected) < 2 or len(rejected) <= tolerated_disagreements(len(ev.samples), ev.config):
+        return []  # sporadic: sample_times charges those samples at the slowest agreeing time
     worst = max((s for s in ev.samples if s.index in rejected), key=lambda s: s.host_ms - (s.event_ms or 0))
     return [observe("RH-36", {
         "rejected_samples": len(rejected), "of": len(ev.samples),
+        "tolerated": tolerated_disagreements(len(ev.samples), ev.config),
         "worst": {"event_ms": worst.event_ms, "host_ms": round(worst.host_ms, 4), **_host_parts(worst)},
         "ratio": ev.config.event_host_ratio, "slack_ms": ev.config.event_host_slack_ms})]
 
 
 def sample_times(ev, samples=None) -> list[float]:
-    """Per-sample times the verdict may use: CUDA events on GPU, host clock on CPU."""
-    samples = ev.samples if samples is None else samples
-    return [s.event_ms if s.event_ms is not None else s.host_ms for s in samples]
+    """Per-sample times the verdict may use: CUDA events on GPU, host clock on CPU.
+
+    A sample whose host interval is far longer than its events say (RH-36's test) is
+    not evidence of a fast call: the host saw the end event late (a stall), or the
+    events missed work.  While such samples are at most ``tolerated_disagreements`` of a
+    side, each counts as that side's slowest agreeing sample, on the candidate's and
+    the reference's side alike; beyond that every sample counts as measured (for the
+    candidate RH-36 then withholds the verdict).  Work hidden in a few samples, or a
+    candidate stalling its own host after its slowest calls to have them set aside,
+    gains nothing: those samples are charged, not dropped.  An honest stall costs its
+    side at most the gap between its slowest and its typical sample, in those samples.
+    """
+    samples = list(ev.samples if samples is None else samples)
+    times = [s.event_ms if s.event_ms is not None else s.host_ms for s in samples]
+    charged = {id(s) for s in charged_samples(ev, samples)}
+    if charged:
+        ceiling = max(t for s, t in zip(samples, times) if id(s) not in charged)
+        times = [ceiling if id(s) in charged else t for s, t in zip(samples, times)]
+    return times
 
 
 @detector("RH-41")

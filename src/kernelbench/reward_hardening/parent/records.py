@@ -186,7 +186,7 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
                  rejected: bool = False) -> dict:
     """The record of one evaluation: the policy judges ``observations`` here, just before the verdict."""
     from kernelbench.reward_hardening.parent import verdict
-    from kernelbench.reward_hardening.detectors.timing import sample_times
+    from kernelbench.reward_hardening.detectors.timing import charged_samples, sample_times
 
     caps = _capabilities(cfg, ev, device, rejected)
     missing = {n: c.detail for n, c in caps.items() if c.required and c.status != "AVAILABLE"}
@@ -266,6 +266,8 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
                                                        for s in ev.samples]
     if ev.samples and any(s.block is not None for s in ev.samples):
         metadata["timing_samples"]["block"] = [s.block for s in ev.samples]
+    if ev.samples and charged_samples(ev):  # counted at the slowest agreeing time (RH-36's test failed)
+        metadata["timing_samples"]["charged"] = [s.index for s in charged_samples(ev)]
     if ev.interleaved_reference_samples:
         metadata["interleaved_reference_samples"] = {
             "host_ms": [round(s.host_ms, 5) for s in ev.interleaved_reference_samples],
@@ -273,6 +275,13 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
                          for s in ev.interleaved_reference_samples],
             "block": [s.block for s in ev.interleaved_reference_samples],
         }
+        if any(s.window_ms is not None for s in ev.interleaved_reference_samples):
+            metadata["interleaved_reference_samples"]["window_ms"] = [
+                None if s.window_ms is None else round(s.window_ms, 5) for s in ev.interleaved_reference_samples]
+        refs_charged = charged_samples(ev, ev.interleaved_reference_samples)
+        if refs_charged:
+            metadata["interleaved_reference_samples"]["charged"] = [ev.interleaved_reference_samples.index(s)
+                                                                    for s in refs_charged]
     if ev.protocol_samples:  # RH-26's comparison where the judge timed the reference
         metadata["protocol_overhead_ms"] = [round(s.rtt_ms - s.host_ms, 4) for s in ev.protocol_samples]
     metadata["reference_timing"] = ev.reference_timing
@@ -350,7 +359,7 @@ def speedup_block(ev: Any, verified: bool) -> dict | None:
     has no block (timing was cut short).
     """
     from kernelbench.reward_hardening.parent import speedup
-    from kernelbench.reward_hardening.detectors.timing import sample_times
+    from kernelbench.reward_hardening.detectors.timing import charged_samples, sample_times
 
     refs = list(ev.interleaved_reference_samples)
     cands = list(ev.samples or [])
@@ -367,6 +376,9 @@ def speedup_block(ev: Any, verified: bool) -> dict | None:
     est["reference"] = speedup.side_spread(ref_t)
     est["candidate"] = speedup.side_spread(cand_t)
     est["reference_hold"] = dict(ev.reference_hold or {})
+    charged = {"candidate": len(charged_samples(ev, cands)), "reference": len(charged_samples(ev, refs))}
+    if any(charged.values()):
+        est["charged_samples"] = charged
     load = list(ev.host_load)
     if load:
         est["host_load"] = {"other_runnable_median": statistics.median(load), "usable_cpus": ev.usable_cpus}
