@@ -4,8 +4,9 @@ RH-36 compares each CUDA sample's host interval with its event time.  This scrip
 the candidate samples every run of an A/A or power-arm JSON recorded (event, host and
 GPU-window times) and applies the shipped rule to them, next to the rule as it was
 before host stalls were charged (a finding at two rejected samples and more than 5 %):
-per problem, the runs each rule would fail, the most samples a run had charged, and how
-far charging moved the run's point estimate (median reference / median candidate).
+per problem, the runs each rule would fail, the most samples a run had rejected, and how
+far charging the candidate's rejected samples moved the run's point estimate (median
+reference / median candidate).
 Every run replayed is the reference against itself or a slowed copy of it, so every
 finding counted here is a false one.
 
@@ -71,13 +72,10 @@ def replay(paths: list[str]) -> list[dict]:
                     row["old_rule_fails"] += old
                     row["new_rule_fails"] += new
                     row["max_rejected"] = max(row["max_rejected"], rejected)
-                    if ref:
-                        raw = statistics.median(s.event_ms for s in ref) / statistics.median(s.event_ms for s in cand)
-                        # the reference's GPU window is recorded only since this rule: without it the
-                        # reference side is left as measured (the test would see its flush as escaped work)
-                        ref_t = (sample_times(ev, ref) if all(s.window_ms is not None for s in ref)
-                                 else [s.event_ms for s in ref])
-                        charged = statistics.median(ref_t) / statistics.median(sample_times(ev))
+                    if ref:  # the reference's samples count as measured
+                        ref_med = statistics.median(s.event_ms for s in ref)
+                        raw = ref_med / statistics.median(s.event_ms for s in cand)
+                        charged = ref_med / statistics.median(sample_times(ev))
                         row["max_point_shift"] = max(row["max_point_shift"], round(abs(charged / raw - 1), 4))
     return list(rows.values())
 

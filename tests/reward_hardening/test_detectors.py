@@ -718,18 +718,20 @@ def test_rh36_fires_past_a_quarter_and_hidden_work_in_fewer_samples_gains_nothin
         ev.samples = _stalled(hidden=set(range(0, 4 * k, 4)))
         assert detectors.REGISTRY["RH-36"].func(ev) == []
         assert statistics.median(sample_times(ev)) >= honest
-    # the reference's side is charged by the same rule, so an A/A comparison stays even
-    ev.samples, ev.interleaved_reference_samples = _stalled(stalls={1, 2}), _stalled(stalls={5, 6})
-    assert statistics.median(sample_times(ev)) == statistics.median(sample_times(ev, ev.interleaved_reference_samples))
+    # the reference's samples count as measured: a candidate that delays the reference's
+    # timer cannot have the reference charged and its own speedup raised
+    refs = _stalled(stalls=set(range(0, 50, 5)))
+    assert sample_times(ev, refs) == [s.event_ms for s in refs]
 
 
-def test_the_speedup_entry_counts_charged_samples_per_side():
+def test_the_speedup_entry_counts_the_candidates_charged_samples_and_an_aa_stall_claims_nothing():
     from kernelbench.reward_hardening.parent.records import speedup_block
 
     ev = Evidence(config=_cfg(device="cuda"), candidate_source="")
-    ev.samples, ev.interleaved_reference_samples = _stalled(stalls={4, 8}), _stalled(n=50)
+    ev.samples, ev.interleaved_reference_samples = _stalled(stalls={4, 8}), _stalled(stalls={1, 2, 3})
     block = speedup_block(ev, True)
-    assert block["charged_samples"] == {"candidate": 2, "reference": 0}
+    assert block["charged_samples"] == 2
+    assert block["point"] <= 1.0 and not block["claims_faster"]  # the same code: a stall only slows the candidate
     ev.samples = _stalled()
     assert "charged_samples" not in speedup_block(ev, True)
 

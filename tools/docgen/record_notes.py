@@ -58,8 +58,7 @@ METADATA_DOCS: dict[str, str] = {
     "reference_timing_samples": "`session` timing only: the samples of the reference's run at the start of the "
                                 "session (`host_ms`, `event_ms`, `rtt_ms`).",
     "interleaved_reference_samples": "The reference's samples timed in blocks between the candidate's (`host_ms`, "
-                                     "`event_ms`, `block`; on CUDA `window_ms`, and `charged` as in "
-                                     "`timing_samples`): the reference side of `reward_hardening.speedup` and, "
+                                     "`event_ms`, `block`; on CUDA `window_ms`): the reference side of `reward_hardening.speedup` and, "
                                      "by default, the reference's runtime (`reference_timing`).",
     "gpu_memory": "CUDA only: peak allocated and reserved bytes, the memory fraction in force, the configured "
                   "cap, the device's total memory and `PYTORCH_CUDA_ALLOC_CONF`.",

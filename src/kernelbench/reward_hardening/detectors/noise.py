@@ -40,8 +40,8 @@ def timing_noise(ev):
     if not ev.samples or not refs:
         return []
     evidence = {}
-    for side, samples in (("candidate", ev.samples), ("reference", refs)):
-        spread = side_spread(sample_times(ev, samples))
+    for side, times in (("candidate", sample_times(ev)), ("reference", sample_times(ev, refs))):
+        spread = side_spread(times)
         if spread.get("n", 0) > 1 and spread["cv"] > cfg.noise_cv_limit:
             evidence[f"{side}_cv"] = spread["cv"]
     if evidence:

@@ -110,15 +110,14 @@ def rejected_async_samples(ev):
 
 
 def tolerated_disagreements(n: int, cfg) -> int:
-    """How many of ``n`` samples may disagree and be charged instead (RH-36 fires above it)."""
+    """How many of ``n`` candidate samples may disagree and be charged instead (RH-36 fires above it)."""
     return max(1, int(cfg.event_host_tolerated_fraction * n))
 
 
-def charged_samples(ev, samples=None) -> list:
-    """The samples of one side that ``sample_times`` charges at the side's slowest time (see there)."""
-    samples = list(ev.samples if samples is None else samples)
-    bad = disagreeing_samples(samples, ev.config)
-    if len(bad) == len(samples) or len(bad) > tolerated_disagreements(len(samples), ev.config):
+def charged_samples(ev) -> list:
+    """The candidate's samples that ``sample_times`` charges at its slowest agreeing time (see there)."""
+    bad = disagreeing_samples(ev.samples, ev.config)
+    if len(bad) == len(ev.samples) or len(bad) > tolerated_disagreements(len(ev.samples), ev.config):
         return []
     return bad
 
@@ -160,7 +159,7 @@ def async_escape(ev):
         stalls are not: on some machines an honest kernel's host sees the end event
         milliseconds late in up to a fifth of its samples (run 43, an H100: L1/6, a
         1.3 ms matmul, 2-10 of 50 samples with 1-5 ms more host time and a normal GPU
-        window).  So a few disagreeing samples are charged at their side's slowest
+        window).  So a few disagreeing samples are charged at the candidate's slowest
         agreeing time instead (``sample_times``: at most ``event_host_tolerated_fraction``
         of them, 25 %), and the finding needs more than that (and at least two):
         escaped work gains nothing in a charged sample, so to fake a speedup it has to
@@ -181,22 +180,26 @@ def async_escape(ev):
 def sample_times(ev, samples=None) -> list[float]:
     """Per-sample times the verdict may use: CUDA events on GPU, host clock on CPU.
 
-    A sample whose host interval is far longer than its events say (RH-36's test) is
-    not evidence of a fast call: the host saw the end event late (a stall), or the
-    events missed work.  While such samples are at most ``tolerated_disagreements`` of a
-    side, each counts as that side's slowest agreeing sample, on the candidate's and
-    the reference's side alike; beyond that every sample counts as measured (for the
-    candidate RH-36 then withholds the verdict).  Work hidden in a few samples, or a
-    candidate stalling its own host after its slowest calls to have them set aside,
-    gains nothing: those samples are charged, not dropped.  An honest stall costs its
-    side at most the gap between its slowest and its typical sample, in those samples.
+    Without ``samples``, the candidate's samples, charged: a sample whose host interval
+    is far longer than its events say (RH-36's test) is not evidence of a fast call (the
+    host saw the end event late, or the events missed work).  While such samples are at
+    most ``tolerated_disagreements`` of them, each counts as the candidate's slowest
+    agreeing sample; beyond that every sample counts as measured and RH-36 withholds the
+    verdict.  Work hidden in a few samples, or a candidate stalling its own host after
+    its slowest calls to have them set aside, gains nothing: those samples are charged,
+    not dropped.  An honest stall costs the candidate at most the gap between its
+    slowest and its typical sample, in those samples.  The reference's samples (given
+    as ``samples``) count as measured: its code is trusted, a host stall leaves its
+    event times alone, and charging them would let a candidate that delays the
+    reference's timer raise the reference's runtime.
     """
-    samples = list(ev.samples if samples is None else samples)
-    times = [s.event_ms if s.event_ms is not None else s.host_ms for s in samples]
-    charged = {id(s) for s in charged_samples(ev, samples)}
+    if samples is not None:
+        return [s.event_ms if s.event_ms is not None else s.host_ms for s in samples]
+    times = [s.event_ms if s.event_ms is not None else s.host_ms for s in ev.samples]
+    charged = {id(s) for s in charged_samples(ev)}
     if charged:
-        ceiling = max(t for s, t in zip(samples, times) if id(s) not in charged)
-        times = [ceiling if id(s) in charged else t for s, t in zip(samples, times)]
+        ceiling = max(t for s, t in zip(ev.samples, times) if id(s) not in charged)
+        times = [ceiling if id(s) in charged else t for s, t in zip(ev.samples, times)]
     return times
 
 

@@ -278,10 +278,7 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
         if any(s.window_ms is not None for s in ev.interleaved_reference_samples):
             metadata["interleaved_reference_samples"]["window_ms"] = [
                 None if s.window_ms is None else round(s.window_ms, 5) for s in ev.interleaved_reference_samples]
-        refs_charged = charged_samples(ev, ev.interleaved_reference_samples)
-        if refs_charged:
-            metadata["interleaved_reference_samples"]["charged"] = [ev.interleaved_reference_samples.index(s)
-                                                                    for s in refs_charged]
+
     if ev.protocol_samples:  # RH-26's comparison where the judge timed the reference
         metadata["protocol_overhead_ms"] = [round(s.rtt_ms - s.host_ms, 4) for s in ev.protocol_samples]
     metadata["reference_timing"] = ev.reference_timing
@@ -366,7 +363,7 @@ def speedup_block(ev: Any, verified: bool) -> dict | None:
     if not refs or not cands or any(s.block is None for s in cands + refs):
         return None
     cfg = ev.config
-    ref_t, cand_t = sample_times(ev, refs), sample_times(ev, cands)
+    ref_t, cand_t = sample_times(ev, refs), sample_times(ev)  # the candidate's charged (RH-36's test)
     est = speedup.speedup_estimate(ref_t, [s.block for s in refs], cand_t, [s.block for s in cands],
                                    level=cfg.speedup_confidence, resamples=cfg.speedup_resamples,
                                    floor=cfg.speedup_systematic_floor)
@@ -376,8 +373,8 @@ def speedup_block(ev: Any, verified: bool) -> dict | None:
     est["reference"] = speedup.side_spread(ref_t)
     est["candidate"] = speedup.side_spread(cand_t)
     est["reference_hold"] = dict(ev.reference_hold or {})
-    charged = {"candidate": len(charged_samples(ev, cands)), "reference": len(charged_samples(ev, refs))}
-    if any(charged.values()):
+    charged = len(charged_samples(ev))
+    if charged:
         est["charged_samples"] = charged
     load = list(ev.host_load)
     if load:
