@@ -722,6 +722,9 @@ def test_rh36_fires_past_a_quarter_and_hidden_work_in_fewer_samples_gains_nothin
     # timer cannot have the reference charged and its own speedup raised
     refs = _stalled(stalls=set(range(0, 50, 5)))
     assert sample_times(ev, refs) == [s.event_ms for s in refs]
+    # a single timed call that disagrees: no finding (one sample), and it counts its host time
+    ev.samples = _stalled(n=1, hidden={0})
+    assert detectors.REGISTRY["RH-36"].func(ev) == [] and sample_times(ev) == [ev.samples[0].host_ms]
 
 
 def test_the_speedup_entry_counts_the_candidates_charged_samples_and_an_aa_stall_claims_nothing():

@@ -117,9 +117,12 @@ def tolerated_disagreements(n: int, cfg) -> int:
 def charged_samples(ev) -> list:
     """The candidate's samples that ``sample_times`` charges at its slowest agreeing time (see there)."""
     bad = disagreeing_samples(ev.samples, ev.config)
-    if len(bad) == len(ev.samples) or len(bad) > tolerated_disagreements(len(ev.samples), ev.config):
-        return []
-    return bad
+    return [] if _escaped(len(bad), len(ev.samples), ev.config) else bad
+
+
+def _escaped(rejected: int, n: int, cfg) -> bool:
+    """RH-36's finding: at least two disagreeing samples and more than the tolerated share."""
+    return rejected >= 2 and rejected > tolerated_disagreements(n, cfg)
 
 
 def _host_parts(s) -> dict:
@@ -167,7 +170,7 @@ def async_escape(ev):
         slack.  CUDA only.
     """
     rejected = rejected_async_samples(ev)
-    if len(rejected) < 2 or len(rejected) <= tolerated_disagreements(len(ev.samples), ev.config):
+    if not _escaped(len(rejected), len(ev.samples), ev.config):
         return []  # sporadic: sample_times charges those samples at the slowest agreeing time
     worst = max((s for s in ev.samples if s.index in rejected), key=lambda s: s.host_ms - (s.event_ms or 0))
     return [observe("RH-36", {
@@ -184,7 +187,7 @@ def sample_times(ev, samples=None) -> list[float]:
     is far longer than its events say (RH-36's test) is not evidence of a fast call (the
     host saw the end event late, or the events missed work).  While such samples are at
     most ``tolerated_disagreements`` of them, each counts as the candidate's slowest
-    agreeing sample; beyond that every sample counts as measured and RH-36 withholds the
+    agreeing sample (with none to go by, its own host time); beyond that every sample counts as measured and RH-36 withholds the
     verdict.  Work hidden in a few samples, or a candidate stalling its own host after
     its slowest calls to have them set aside, gains nothing: those samples are charged,
     not dropped.  An honest stall costs the candidate at most the gap between its
@@ -198,8 +201,10 @@ def sample_times(ev, samples=None) -> list[float]:
     times = [s.event_ms if s.event_ms is not None else s.host_ms for s in ev.samples]
     charged = {id(s) for s in charged_samples(ev)}
     if charged:
-        ceiling = max(t for s, t in zip(ev.samples, times) if id(s) not in charged)
-        times = [ceiling if id(s) in charged else t for s, t in zip(ev.samples, times)]
+        agreeing = [t for s, t in zip(ev.samples, times) if id(s) not in charged]
+        # with no agreeing sample to go by (a single timed call), a charged sample counts its host time
+        times = [(max(agreeing) if agreeing else s.host_ms) if id(s) in charged else t
+                 for s, t in zip(ev.samples, times)]
     return times
 
 
