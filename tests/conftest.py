@@ -68,9 +68,9 @@ def _write_suite_bytecode() -> None:
         compileall.compile_dir(tree, quiet=2, rx=_NOT_MODULES)
 
 
-# The longest test files, longest first (seconds on a 2-core machine): the suite's two
-# workers take whole files in collection order, so a long file collected last would run
-# alone at the end while the other worker idles.
+# The longest test files, longest first (seconds on a 2-core machine): with
+# `-n 2 --dist loadfile` the workers take whole files in collection order, so a long file
+# collected last would run alone at the end while the other worker idles.
 _LONG_FIRST = ("reward_hardening/test_redteam.py",  # 180-250
                "test_batch_resume.py",  # 90
                "test_ray_executor.py",  # 60

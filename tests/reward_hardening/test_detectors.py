@@ -56,7 +56,8 @@ def _sample(i, host_ms=1.0, event_ms=None, rtt_extra_ms=0.1, other_ms=0.0, **kw)
     t0 = 10 * MS * (i + 1)
     t1 = t0 + int(host_ms * MS)
     t_evt = t1 - int(other_ms * MS) if event_ms is not None else None
-    return TimingSample(i, t0 - int(rtt_extra_ms / 2 * MS), t1 + int(rtt_extra_ms / 2 * MS), t0, t1, t1, event_ms,
+    t_ret = t1 if t_evt is None else t_evt  # the worker's order: t0 <= t_ret <= t_evt <= t1
+    return TimingSample(i, t0 - int(rtt_extra_ms / 2 * MS), t1 + int(rtt_extra_ms / 2 * MS), t0, t_ret, t1, event_ms,
                         t_evt=t_evt, **kw)
 
 
@@ -725,6 +726,50 @@ def test_rh36_fires_past_a_quarter_and_hidden_work_in_fewer_samples_gains_nothin
     # a single timed call that disagrees: no finding (one sample), and it counts its host time
     ev.samples = _stalled(n=1, hidden={0})
     assert detectors.REGISTRY["RH-36"].func(ev) == [] and sample_times(ev) == [ev.samples[0].host_ms]
+
+
+def test_rh36_a_candidate_cannot_clip_its_slowest_calls_by_making_them_disagree():
+    """Review finding: charging at the slowest agreeing time let a candidate stall its host
+    after its slow calls (a quarter of them) and have them counted faster; the mean fell."""
+    from kernelbench.reward_hardening.detectors.timing import sample_times
+
+    ev = Evidence(config=_cfg(device="cuda"), candidate_source="")
+    ev.samples = _stalled(n=100)
+    for s in ev.samples[::4]:
+        s.event_ms, s.window_ms = 4.0, 4.3  # every fourth call is slow ...
+    honest = sample_times(ev)
+    for s in ev.samples[::4]:  # ... and the candidate makes exactly those disagree
+        s.t1 = s.recv_ns = s.t0 + int(20.0 * MS)
+        s.t_evt = s.t1
+    assert detectors.REGISTRY["RH-36"].func(ev) == []
+    charged = sample_times(ev)
+    assert all(c >= h for c, h in zip(charged, honest))
+    assert statistics.mean(charged) >= statistics.mean(honest)
+
+
+def test_rh36_a_cuda_sample_without_an_event_time_is_not_counted_at_its_host_time():
+    """Review finding: a worker that reports no event time on CUDA left a forgeable host time."""
+    from kernelbench.reward_hardening.detectors.timing import sample_times
+
+    ev = Evidence(config=_cfg(device="cuda"), candidate_source="")
+    ev.samples = _stalled(n=100)
+    for s in ev.samples[:45]:
+        s.event_ms, s.window_ms, s.t_evt = None, None, None
+        s.t1 = s.t_ret = s.t0 + 1000  # 1 us
+    (f,) = detectors.REGISTRY["RH-36"].func(ev)
+    assert f.evidence["rejected_samples"] == 45
+    ev.samples = ev.samples[40:]  # 5 of 60: charged at the slowest agreeing time
+    assert detectors.REGISTRY["RH-36"].func(ev) == []
+    assert min(sample_times(ev)) >= 1.3
+
+
+def test_rh26_end_event_stamp_outside_the_workers_own_interval_is_forged():
+    ev = Evidence(config=_cfg(device="cuda"), candidate_source="")
+    ev.samples = _stalled(n=10)
+    assert detectors.REGISTRY["RH-26"].func(ev) == []
+    ev.samples[3].t_evt = ev.samples[3].t1 + 1  # would make RH-37's "other streams" time negative
+    (f,) = detectors.REGISTRY["RH-26"].func(ev)
+    assert f.evidence["stamps_outside_parent_window"] == [3]
 
 
 def test_the_speedup_entry_counts_the_candidates_charged_samples_and_an_aa_stall_claims_nothing():

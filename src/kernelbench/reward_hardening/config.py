@@ -137,8 +137,9 @@ class HardeningConfig:
     timing_overhead_slack_ms: float = 5.0
     event_host_ratio: float = 1.5  # RH-36: host > ratio * event + slack rejects a sample
     event_host_slack_ms: float = 0.15  # H200 calibration: honest host - event <= 0.124 ms
-    # RH-36: up to this share of a side's samples may disagree (host stalls); they are
-    # charged at the side's slowest agreeing time, and RH-36 fires only above it
+    # RH-36: up to this share of the candidate's samples may disagree (host stalls); they
+    # are charged at its slowest agreeing time (or their own, if larger), and RH-36 fires
+    # only above it
     event_host_tolerated_fraction: float = 0.25
     flush_hold_max_ms: float = 1.0  # most of a sample's pre-start flush the host comparison accepts
     other_streams_slack_ms: float = 0.1  # RH-37: device busy after the current stream finished

@@ -55,7 +55,8 @@ def timing_inconsistent(ev):
     if not ev.samples:
         return []
     bad_order = [s.index for s in ev.samples
-                 if not (s.send_ns <= s.t0 <= s.t_ret <= s.t1 <= s.recv_ns)]
+                 if not (s.send_ns <= s.t0 <= s.t_ret <= s.t1 <= s.recv_ns)
+                 or (s.t_evt is not None and not s.t_ret <= s.t_evt <= s.t1)]
     evidence = {}
     if bad_order:
         evidence["stamps_outside_parent_window"] = bad_order[:10]
@@ -100,8 +101,15 @@ def async_limit_ms(s, cfg) -> float:
 
 
 def disagreeing_samples(samples, cfg) -> list:
-    """The samples whose CUDA-event time and host time disagree (host above ``async_limit_ms``)."""
-    return [s for s in samples if s.event_ms is not None and s.host_ms > async_limit_ms(s, cfg)]
+    """The samples whose CUDA-event time and host time disagree (host above ``async_limit_ms``).
+
+    On CUDA a sample without an event time disagrees too: the worker always measures
+    one there, so its absence is the worker's claim, and the host time it would leave
+    (worker-reported as well) cannot be checked against anything.
+    """
+    cuda = str(getattr(cfg, "device", "")).startswith("cuda")
+    return [s for s in samples if (s.event_ms is None and cuda)
+            or (s.event_ms is not None and s.host_ms > async_limit_ms(s, cfg))]
 
 
 def rejected_async_samples(ev):
@@ -147,7 +155,8 @@ def async_escape(ev):
         host interval (which ends after ``cudaDeviceSynchronize``).  The host interval
         also holds the L2 flush queued just before the start event, so the comparison
         adds the flush's event time (clamped).  A sample is rejected when
-        ``host > ratio * (event + flush) + slack``.
+        ``host > ratio * (event + flush) + slack``, or when it has no event time at
+        all (the worker always measures one on CUDA).
 
     Why it matters
         Escaped work is not inside the event time, so the measured kernel looks faster
@@ -187,7 +196,8 @@ def sample_times(ev, samples=None) -> list[float]:
     is far longer than its events say (RH-36's test) is not evidence of a fast call (the
     host saw the end event late, or the events missed work).  While such samples are at
     most ``tolerated_disagreements`` of them, each counts as the candidate's slowest
-    agreeing sample (with none to go by, its own host time); beyond that every sample counts as measured and RH-36 withholds the
+    agreeing sample or its own time, whichever is larger (with no agreeing sample to go
+    by, its host time); beyond that every sample counts as measured and RH-36 withholds the
     verdict.  Work hidden in a few samples, or a candidate stalling its own host after
     its slowest calls to have them set aside, gains nothing: those samples are charged,
     not dropped.  An honest stall costs the candidate at most the gap between its
@@ -202,8 +212,10 @@ def sample_times(ev, samples=None) -> list[float]:
     charged = {id(s) for s in charged_samples(ev)}
     if charged:
         agreeing = [t for s, t in zip(ev.samples, times) if id(s) not in charged]
-        # with no agreeing sample to go by (a single timed call), a charged sample counts its host time
-        times = [(max(agreeing) if agreeing else s.host_ms) if id(s) in charged else t
+        # never below the sample's own time: a candidate that makes its slowest calls
+        # disagree (stalling its host after them) must not have them clipped; with no
+        # agreeing sample to go by (a single timed call), the host time
+        times = [max(t, max(agreeing) if agreeing else s.host_ms) if id(s) in charged else t
                  for s, t in zip(ev.samples, times)]
     return times
 
