@@ -57,7 +57,7 @@ for s in "$@"; do
            nproc; free -g | head -2; } >> "$OUT/env.txt" 2>&1 ;;
     redteam) step redteam_cuda python3 scripts/reward_hardening_redteam.py --device cuda \
                --output "$OUT/redteam_cuda.json" ;;
-    pytest) step pytest_gpu python3 -m pytest -o addopts= -m gpu -v -p no:cacheprovider --timeout 120 -rs ;;
+    pytest) step pytest_gpu python3 -m pytest -m gpu -v -p no:cacheprovider --timeout 120 -rs ;;
     sweep) step "sweep_${NAME:-l1}" python3 bench/upstream_sweep.py --dataset-path KernelBench --device cuda \
              --modes "${MODES:-off,enforce}" --num-perf-trials "${TRIALS:-100}" --level "${LEVEL:-1}" \
              --ids "${IDS:?set IDS}" --batch-timeout "${BT:-270}" --work-dir "${WORK:-/tmp/kg_sweep_${NAME:-l1}}" \

@@ -337,7 +337,7 @@ def stage_packbuilds(out: Path, args) -> dict:
 
 
 def stage_pytest(out: Path, args) -> dict:
-    return _run([sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-m", "gpu", "-p", "no:cacheprovider",
+    return _run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider",
                  *(["-k", args.pytest_k] if args.pytest_k else []), "tests"],
                 out / "pytest_gpu.log", args.stage_timeout)
 

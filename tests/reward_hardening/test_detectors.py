@@ -708,7 +708,7 @@ def test_rh36_sporadic_host_stalls_are_charged_not_a_finding():
 
 
 def test_rh36_fires_past_a_quarter_and_hidden_work_in_fewer_samples_gains_nothing():
-    from kernelbench.reward_hardening.detectors.timing import sample_times
+    from kernelbench.reward_hardening.detectors.timing import measured_times, sample_times
 
     ev = Evidence(config=_cfg(device="cuda"), candidate_source="")
     ev.samples = _stalled(hidden=set(range(13)))  # 13 of 50 escape: more than a quarter
@@ -722,7 +722,7 @@ def test_rh36_fires_past_a_quarter_and_hidden_work_in_fewer_samples_gains_nothin
     # the reference's samples count as measured: a candidate that delays the reference's
     # timer cannot have the reference charged and its own speedup raised
     refs = _stalled(stalls=set(range(0, 50, 5)))
-    assert sample_times(ev, refs) == [s.event_ms for s in refs]
+    assert measured_times(refs) == [s.event_ms for s in refs]
     # a single timed call that disagrees: no finding (one sample), and it counts its host time
     ev.samples = _stalled(n=1, hidden={0})
     assert detectors.REGISTRY["RH-36"].func(ev) == [] and sample_times(ev) == [ev.samples[0].host_ms]

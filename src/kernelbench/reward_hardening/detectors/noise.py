@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 
 from kernelbench.reward_hardening.detectors._base import detector
-from kernelbench.reward_hardening.detectors.timing import sample_times
+from kernelbench.reward_hardening.detectors.timing import measured_times, sample_times
 from kernelbench.reward_hardening.findings import observe
 from kernelbench.reward_hardening.parent.speedup import side_spread
 
@@ -40,7 +40,7 @@ def timing_noise(ev):
     if not ev.samples or not refs:
         return []
     evidence = {}
-    for side, times in (("candidate", sample_times(ev)), ("reference", sample_times(ev, refs))):
+    for side, times in (("candidate", sample_times(ev)), ("reference", measured_times(refs))):
         spread = side_spread(times)
         if spread.get("n", 0) > 1 and spread["cv"] > cfg.noise_cv_limit:
             evidence[f"{side}_cv"] = spread["cv"]

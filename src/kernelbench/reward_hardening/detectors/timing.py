@@ -107,7 +107,7 @@ def disagreeing_samples(samples, cfg) -> list:
     one there, so its absence is the worker's claim, and the host time it would leave
     (worker-reported as well) cannot be checked against anything.
     """
-    cuda = str(getattr(cfg, "device", "")).startswith("cuda")
+    cuda = str(cfg.device).startswith("cuda")
     return [s for s in samples if (s.event_ms is None and cuda)
             or (s.event_ms is not None and s.host_ms > async_limit_ms(s, cfg))]
 
@@ -175,8 +175,8 @@ def async_escape(ev):
         agreeing time instead (``sample_times``: at most ``event_host_tolerated_fraction``
         of them, 25 %), and the finding needs more than that (and at least two):
         escaped work gains nothing in a charged sample, so to fake a speedup it has to
-        escape in more than a quarter of them.  At CPU-sized problems escaped work can be shorter than the
-        slack.  CUDA only.
+        escape in more than a quarter of them.  At CPU-sized problems escaped work can
+        be shorter than the slack.  CUDA only.
     """
     rejected = rejected_async_samples(ev)
     if not _escaped(len(rejected), len(ev.samples), ev.config):
@@ -189,26 +189,28 @@ def async_escape(ev):
         "ratio": ev.config.event_host_ratio, "slack_ms": ev.config.event_host_slack_ms})]
 
 
-def sample_times(ev, samples=None) -> list[float]:
-    """Per-sample times the verdict may use: CUDA events on GPU, host clock on CPU.
+def measured_times(samples) -> list[float]:
+    """Per-sample times as measured: CUDA events on GPU, host clock on CPU (the reference's side)."""
+    return [s.event_ms if s.event_ms is not None else s.host_ms for s in samples]
 
-    Without ``samples``, the candidate's samples, charged: a sample whose host interval
-    is far longer than its events say (RH-36's test) is not evidence of a fast call (the
-    host saw the end event late, or the events missed work).  While such samples are at
-    most ``tolerated_disagreements`` of them, each counts as the candidate's slowest
-    agreeing sample or its own time, whichever is larger (with no agreeing sample to go
-    by, its host time); beyond that every sample counts as measured and RH-36 withholds the
-    verdict.  Work hidden in a few samples, or a candidate stalling its own host after
-    its slowest calls to have them set aside, gains nothing: those samples are charged,
-    not dropped.  An honest stall costs the candidate at most the gap between its
-    slowest and its typical sample, in those samples.  The reference's samples (given
-    as ``samples``) count as measured: its code is trusted, a host stall leaves its
-    event times alone, and charging them would let a candidate that delays the
-    reference's timer raise the reference's runtime.
+
+def sample_times(ev) -> list[float]:
+    """The candidate's per-sample times the verdict may use: ``measured_times``, charged.
+
+    A sample whose host interval is far longer than its events say (RH-36's test) is
+    not evidence of a fast call (the host saw the end event late, or the events missed
+    work).  While such samples are at most ``tolerated_disagreements`` of them, each
+    counts as the candidate's slowest agreeing sample or its own time, whichever is
+    larger (with no agreeing sample to go by, its host time); beyond that every sample
+    counts as measured and RH-36 withholds the verdict.  Work hidden in a few samples,
+    or a candidate stalling its own host after its slowest calls to have them set
+    aside, gains nothing: those samples are charged, not dropped.  An honest stall
+    costs the candidate at most the gap between its slowest and its typical sample, in
+    those samples.  The reference's samples count as measured (``measured_times``): its
+    code is trusted, a host stall leaves its event times alone, and charging them would
+    let a candidate that delays the reference's timer raise the reference's runtime.
     """
-    if samples is not None:
-        return [s.event_ms if s.event_ms is not None else s.host_ms for s in samples]
-    times = [s.event_ms if s.event_ms is not None else s.host_ms for s in ev.samples]
+    times = measured_times(ev.samples)
     charged = {id(s) for s in charged_samples(ev)}
     if charged:
         agreeing = [t for s, t in zip(ev.samples, times) if id(s) not in charged]
@@ -246,7 +248,7 @@ def implausible_speedup(ev):
         return []
     # fastest samples on both sides: noise only ever slows a sample down
     cand = min(sample_times(ev))
-    ref = min(sample_times(ev, ev.reference_samples))
+    ref = min(measured_times(ev.reference_samples))
     if cand <= 0 or ref / cand <= ev.config.max_plausible_speedup:
         return []
     return [observe("RH-41", {"speedup": round(ref / cand, 2),

@@ -186,7 +186,7 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
                  rejected: bool = False) -> dict:
     """The record of one evaluation: the policy judges ``observations`` here, just before the verdict."""
     from kernelbench.reward_hardening.parent import verdict
-    from kernelbench.reward_hardening.detectors.timing import charged_samples, sample_times
+    from kernelbench.reward_hardening.detectors.timing import charged_samples, measured_times, sample_times
 
     caps = _capabilities(cfg, ev, device, rejected)
     missing = {n: c.detail for n, c in caps.items() if c.required and c.status != "AVAILABLE"}
@@ -207,7 +207,7 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
 
     observed_correct = bool(hidden_calls) and all(right(ev, c) for c in hidden_calls)
     cand_times = sample_times(ev) if ev.samples else []
-    ref_times = sample_times(ev, ev.reference_samples) if ev.reference_samples else []
+    ref_times = measured_times(ev.reference_samples) if ev.reference_samples else []
     observed = _stats(cand_times, device)
     observed_ref = _stats(ref_times, device)
     verified = status == "PASS" and observed_correct and bool(cand_times)
@@ -266,8 +266,9 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
                                                        for s in ev.samples]
     if ev.samples and any(s.block is not None for s in ev.samples):
         metadata["timing_samples"]["block"] = [s.block for s in ev.samples]
-    if ev.samples and charged_samples(ev):  # counted at the slowest agreeing time (RH-36's test failed)
-        metadata["timing_samples"]["charged"] = [s.index for s in charged_samples(ev)]
+    charged = charged_samples(ev) if ev.samples else []
+    if charged:  # counted at the slowest agreeing time (RH-36's test failed)
+        metadata["timing_samples"]["charged"] = [s.index for s in charged]
     if ev.interleaved_reference_samples:
         metadata["interleaved_reference_samples"] = {
             "host_ms": [round(s.host_ms, 5) for s in ev.interleaved_reference_samples],
@@ -278,7 +279,6 @@ def build_record(cfg: Any, ev: Any, observations: list[Observation | Finding], d
         if any(s.window_ms is not None for s in ev.interleaved_reference_samples):
             metadata["interleaved_reference_samples"]["window_ms"] = [
                 None if s.window_ms is None else round(s.window_ms, 5) for s in ev.interleaved_reference_samples]
-
     if ev.protocol_samples:  # RH-26's comparison where the judge timed the reference
         metadata["protocol_overhead_ms"] = [round(s.rtt_ms - s.host_ms, 4) for s in ev.protocol_samples]
     metadata["reference_timing"] = ev.reference_timing
@@ -356,14 +356,14 @@ def speedup_block(ev: Any, verified: bool) -> dict | None:
     has no block (timing was cut short).
     """
     from kernelbench.reward_hardening.parent import speedup
-    from kernelbench.reward_hardening.detectors.timing import charged_samples, sample_times
+    from kernelbench.reward_hardening.detectors.timing import charged_samples, measured_times, sample_times
 
     refs = list(ev.interleaved_reference_samples)
     cands = list(ev.samples or [])
     if not refs or not cands or any(s.block is None for s in cands + refs):
         return None
     cfg = ev.config
-    ref_t, cand_t = sample_times(ev, refs), sample_times(ev)  # the candidate's charged (RH-36's test)
+    ref_t, cand_t = measured_times(refs), sample_times(ev)  # the candidate's charged (RH-36's test)
     est = speedup.speedup_estimate(ref_t, [s.block for s in refs], cand_t, [s.block for s in cands],
                                    level=cfg.speedup_confidence, resamples=cfg.speedup_resamples,
                                    floor=cfg.speedup_systematic_floor)
