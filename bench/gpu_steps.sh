@@ -68,7 +68,7 @@ for s in "$@"; do
     aa) step "aa_${NAME:-l1}" python3 bench/aa_calibration.py --dataset-path KernelBench --device cuda \
           --level "${LEVEL:-1}" --ids "${IDS:?set IDS}" --runs "${RUNS:-5}" --arms "${ARMS:-aa,slow_candidate,slow_reference}" \
           --out "$OUT" --name "aa_${NAME:-l1}" ${DEADLINE:+--deadline-s "$DEADLINE"} ;;
-    compare) step runtime_compare python3 bench/runtime_compare.py --baseline-tree .base --runs "${RUNS:-5}" \
+    compare) step runtime_compare python3 bench/runtime_compare.py --baseline-tree .base --runs "${RUNS:-5}" ${FIXTURES:+--fixtures "$FIXTURES"} \
                --out "$OUT/compare" ;;
     *) echo "unknown step $s (env, redteam, pytest, sweep, paths, aa, compare)" >&2; exit 2 ;;
   esac

@@ -62,7 +62,7 @@ def calibrate(tree: Path, out: Path, scale: int, trials: int, timeout: float,
     rows = (data.get("calibrate") or {}).get("rows") or data.get("calibrate_partial") or []
     print(f"[compare] {tree.name or tree}: {len(rows)} fixtures in {time.time() - t:.0f} s (rc {rc})", flush=True)
     return {fixture_key(r["candidate"]): {"status": r["status"], "verified_ms": r["verified_ms"],
-                                         "wall_s": r.get("wall_s")} for r in rows}
+                                         "median_ms": r.get("median_ms"), "wall_s": r.get("wall_s")} for r in rows}
 
 
 def spread(values: list[float]) -> float | None:
@@ -86,6 +86,12 @@ def compare(old_runs: list[dict], new_runs: list[dict], tolerance: float) -> tup
                # is above the tolerance cannot resolve it with this many runs
                "old_spread": spread(old), "new_spread": spread(new)}
         row["ratio"] = round(row["new_median_ms"] / row["old_median_ms"], 4) if new else None
+        # the same over each run's median sample (informational): a run whose mean moved with
+        # a few slow samples moves this one little
+        old_med = [r[key]["median_ms"] for r in old_runs if r.get(key, {}).get("median_ms")]
+        new_med = [r[key]["median_ms"] for r in new_runs if r.get(key, {}).get("median_ms")]
+        row["sample_median_ratio"] = (round(statistics.median(new_med) / statistics.median(old_med), 4)
+                                      if old_med and new_med else None)
         row["within"] = row["ratio"] is not None and abs(row["ratio"] - 1) <= tolerance
         ok &= row["within"]
         rows.append(row)
@@ -100,8 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=100, help="timed trials per evaluation")
     ap.add_argument("--tolerance", type=float, default=0.05)
     ap.add_argument("--timeout", type=float, default=400, help="seconds per calibrate process")
+    ap.add_argument("--fixtures", default=None,
+                    help="comma-separated fixture names (substrings) to evaluate on both sides; default: all")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
+    picked = [f for f in (args.fixtures or "").split(",") if f]
     from tabulate import tabulate
 
     base, out = Path(args.baseline_tree).resolve(), Path(args.out)
@@ -110,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     for i in range(args.runs):
         for side in (("old", "new") if i % 2 == 0 else ("new", "old")):
             # the new tree evaluates only the fixtures the old one had (known after its first run)
-            only = sorted(runs["old"][0]) if side == "new" and runs["old"] else None
+            only = sorted(runs["old"][0]) if side == "new" and runs["old"] else (picked or None)
             runs[side].append(calibrate(sides[side], out / f"{side}_{i}", args.scale, args.trials, args.timeout,
                                         only))
     rows, ok = compare(runs["old"], runs["new"], args.tolerance)
@@ -120,9 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     print(tabulate([[r["fixture"], f"{r['old_median_ms']:.4f}",
                      "-" if r["new_median_ms"] is None else f"{r['new_median_ms']:.4f}",
                      "-" if r["ratio"] is None else f"{r['ratio']:.3f}", "yes" if r["within"] else "NO",
-                     pct(r["old_spread"]), pct(r["new_spread"])]
+                     pct(r["old_spread"]), pct(r["new_spread"]),
+                     "-" if r["sample_median_ratio"] is None else f"{r['sample_median_ratio']:.3f}"]
                     for r in rows], headers=["fixture", "old ms (median)", "new ms (median)", "new/old",
-                                             f"within {args.tolerance:.0%}", "old spread", "new spread"]))
+                                             f"within {args.tolerance:.0%}", "old spread", "new spread",
+                                             "new/old of median samples"]))
     (out / "runtime_compare.json").write_text(json.dumps(
         {"baseline_tree": str(base), "runs": args.runs, "scale": args.scale, "trials": args.trials,
          "tolerance": args.tolerance, "rows": rows, "all_within": ok, "raw": runs}, indent=2) + "\n")
