@@ -273,3 +273,29 @@ def test_judge_profile_is_written_where_the_diagnostic_asks(tmp_path, monkeypatc
     (path,) = (tmp_path / "prof").glob("judge-*.prof")
     funcs = {name for (_, _, name) in pstats.Stats(str(path)).stats}
     assert {"cmd_probe", "cmd_timed_input", "cmd_ref_time"} <= funcs
+
+
+def test_timed_call_keeps_the_collector_off_inside_the_window_only():
+    """A collection made due by the harness must not run inside a timed call; the setting comes back after."""
+    import gc
+
+    from kernelbench.reward_hardening.worker_runtime import timed_call
+
+    seen = []
+    assert gc.isenabled()
+    out, stamps = timed_call(lambda: seen.append(gc.isenabled()) or torch.ones(2), torch.device("cpu"))
+    assert seen == [False] and gc.isenabled() and torch.equal(out, torch.ones(2))
+    assert stamps["t0"] <= stamps["t_ret"] == stamps["t1"]
+
+    def raises():
+        raise ValueError("broken forward")
+
+    with pytest.raises(ValueError):
+        timed_call(raises, torch.device("cpu"))
+    assert gc.isenabled()  # restored when the call raised too
+    gc.disable()
+    try:
+        timed_call(lambda: None, torch.device("cpu"))
+        assert not gc.isenabled()  # a process that had it off keeps it off
+    finally:
+        gc.enable()
