@@ -263,9 +263,8 @@ def timed_call(fn: Callable[[], Any], device: torch.device, flush_buf: Any = Non
     Python's cyclic garbage collector is off from the first stamp to the last, as
     ``timeit`` keeps it off: a collection made due by the harness's own bookkeeping
     would otherwise run in whichever call crossed the threshold, and a host stall
-    after the start event longer than the hold shows in that call's GPU window (seen
-    on an H100: a 58 us Triton kernel timed at 0.39 ms in one of 100 calls, its host
-    time 0.5 ms above the others').  Reference counting still frees what ``fn`` drops.
+    after the start event longer than the hold shows in that call's GPU window.
+    Reference counting still frees what ``fn`` drops.
     """
     was_enabled = _gc_isenabled()
     _gc_disable()
