@@ -214,10 +214,11 @@ def sample_times(ev) -> list[float]:
     charged = {id(s) for s in charged_samples(ev)}
     if charged:
         agreeing = [t for s, t in zip(ev.samples, times) if id(s) not in charged]
+        slowest = max(agreeing) if agreeing else None
         # never below the sample's own time: a candidate that makes its slowest calls
         # disagree (stalling its host after them) must not have them clipped; with no
         # agreeing sample to go by (a single timed call), the host time
-        times = [max(t, max(agreeing) if agreeing else s.host_ms) if id(s) in charged else t
+        times = [max(t, s.host_ms if slowest is None else slowest) if id(s) in charged else t
                  for s, t in zip(ev.samples, times)]
     return times
 
