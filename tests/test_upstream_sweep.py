@@ -443,3 +443,17 @@ def test_timing_paths_says_it_needs_cuda():
     proc = subprocess.run([sys.executable, str(REPO / "bench" / "timing_paths.py"), "--ids", "1"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "CUDA only" in proc.stderr
+
+
+def test_fingerprint_cost_prints_a_table_and_writes_its_json(tmp_path):
+    import subprocess
+
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "fingerprint_cost.py"), "--sizes-mib", "2,4096",
+                           "--devices", "cpu", "--repeats", "1", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "widened/current" in proc.stdout and "skipped: cpu 4096 MiB" in proc.stdout
+    data = json.loads((tmp_path / "fingerprint_cost.json").read_text())
+    (row,) = data["rows"]
+    assert row["device"] == "cpu" and row["mib"] == 2
+    assert row["current_ms"] > 0 and row["widened_ms"] > 0 and row["sha256_ms"] > 0

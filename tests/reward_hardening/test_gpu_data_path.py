@@ -54,11 +54,14 @@ def test_cuda_tensor_is_lent_by_ipc_handle_and_shared_both_ways():
     assert torch.equal(t, torch.arange(1 << 20, dtype=torch.float32, device="cuda:0") * 2)
 
 
-def test_fingerprint_on_the_device_matches_the_cpu(host_sums):  # the host's reductions, not its SHA-256
+def test_fingerprint_on_the_device_matches_the_cpu():  # 12 MiB: the host's reductions, not its SHA-256
     from kernelbench.reward_hardening.ipc.lending import fingerprint
 
     x = torch.rand(3 << 20)
     assert fingerprint(x) == fingerprint(x.cuda())
+    for dtype in (torch.float16, torch.float64, torch.uint8):  # every integer width the bits are read in
+        v = (x * 200).to(dtype)
+        assert fingerprint(v) == fingerprint(v.cuda()), dtype
     y = x.cuda()
     y[5] += 1
     assert fingerprint(y) != fingerprint(x)
