@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
-import os
 import statistics
 import sys
 import time
@@ -36,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import torch  # noqa: E402
 
 from kernelbench.reward_hardening.ipc.lending import _INT_VIEW, _ROW, fingerprint  # noqa: E402
+from kernelbench.runs import atomic_write_json  # noqa: E402  (the one atomic writer)
 
 _WIDENED_BLOCK_ROWS = 8192
 
@@ -120,9 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         out = Path(args.out) / "fingerprint_cost.json"
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps({"env": env, "rows": rows, "skipped": skipped}, indent=1) + "\n")
-        os.replace(tmp, out)
+        atomic_write_json(out, {"env": env, "rows": rows, "skipped": skipped}, indent=1)
         print(f"wrote {out}")
     worst = max((r["current_ms"] / r["widened_ms"] for r in rows), default=None)
     print(f"{len(rows)} sizes timed; the current digest took at most {worst:.2f} of the widened one's time"
