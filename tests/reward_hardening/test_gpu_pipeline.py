@@ -64,3 +64,48 @@ def test_identical_code_is_timed_alike_on_both_sides(add_problem):
     assert record["metadata"]["reference_timer"] == "twin", record["metadata"].get("reference_timer_note")
     point = rh["speedup"]["point"]
     assert 0.97 < point < 1.03, rh["speedup"]
+
+
+LAZY_BUFFER_REFERENCE = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """An element-wise add whose first forward builds a 320 MiB buffer it keeps."""
+
+    def __init__(self):
+        super().__init__()
+        self.scratch = None
+
+    def forward(self, a, b):
+        if self.scratch is None:
+            self.scratch = torch.zeros(80 << 20, device=a.device)
+        return a + b
+
+
+def get_inputs():
+    return [torch.rand(1024, 4096), torch.rand(1024, 4096)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_memory_a_reference_keeps_after_its_first_forward_does_not_retire_the_judge():
+    """What the reference's first forward keeps (above the 256 MiB retention limit here) is the
+    session's base, measured after the fit check: the judge is reused for the next sample."""
+    cand = LAZY_BUFFER_REFERENCE.replace("class Model(", "class ModelNew(")
+    cfg = HardeningConfig(mode="enforce", policy="practical", device="cuda", timeout=300, num_perf_trials=10)
+    session = ReferenceSession(LAZY_BUFFER_REFERENCE, cfg, "cuda:0")
+    try:
+        records = [evaluate_hardened(LAZY_BUFFER_REFERENCE, cand, cfg, session=session) for _ in range(2)]
+        judge = session.pid
+    finally:
+        session.close()
+    for rec in records:
+        release = [p for p in rec["metadata"]["reward_hardening_phases"] if p["phase"] == "judge_release"]
+        assert release and not release[0]["retired"], release
+    assert judge is not None and all(
+        p.get("reused") for p in records[1]["metadata"]["reward_hardening_phases"] if p["phase"] == "reference")

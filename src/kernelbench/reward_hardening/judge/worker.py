@@ -79,7 +79,9 @@ class Judge(StagingAccess, JudgeData):
         self.deterministic_inputs: bool | None = None
         self.spots: list[dict] = []  # spot-checked timed calls held for comparison after the loop
         self.held_bytes = 0
-        self.base_bytes = 0  # CUDA memory allocated once the reference is loaded (model, init inputs)
+        # CUDA memory the session keeps whatever the samples: the model and init inputs (at load),
+        # then what the reference's first forward keeps (at the fit check, before any candidate)
+        self.base_bytes, self.base_settled = 0, False
         self.forward_key = secrets.token_bytes(32)  # keys forward_seed(); never leaves the judge
 
     # ---------------------------------------------------------------- plumbing
@@ -268,6 +270,10 @@ class Judge(StagingAccess, JudgeData):
             reply["device_total_bytes"] = int(torch.cuda.get_device_properties(self.device).total_memory)
         del inputs, outs, tensors
         self._release()
+        if cuda and not self.base_settled:
+            # what a forward keeps (cuBLAS workspaces, lazily built buffers) is the session's, not
+            # retained lent memory (it retired the judge after every sample); once, before any candidate
+            self.base_bytes, self.base_settled = int(torch.cuda.memory_allocated(self.device)), True
         self.reply(reply)
 
     def _reduced_precision_outputs(self, seed: int, inputs: list, name: str) -> list | None:
