@@ -67,6 +67,21 @@ def test_fingerprint_on_the_device_matches_the_cpu():  # 12 MiB: the host's redu
     assert fingerprint(y) != fingerprint(x)
 
 
+def test_fingerprint_of_more_than_two_to_the_31_elements_matches_the_cpu():
+    """8 GiB of float32 (2**31 + 4096 elements): torch splits such reductions; the digest must not change."""
+    from kernelbench.reward_hardening.ipc.lending import fingerprint
+
+    n = (1 << 31) + 4096
+    if torch.cuda.mem_get_info()[0] < 3 * 4 * n:
+        pytest.skip("needs about 24 GiB of free device memory")
+    x = torch.rand(n, device="cuda")
+    on_device = fingerprint(x)
+    host = x.cpu()
+    del x
+    torch.cuda.empty_cache()
+    assert on_device == fingerprint(host)
+
+
 # the problem (column 0) and the script around it are kept apart: one dedent cannot serve both
 PEAK_REFERENCE = """
 import torch
