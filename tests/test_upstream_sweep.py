@@ -452,8 +452,8 @@ def test_fingerprint_cost_prints_a_table_and_writes_its_json(tmp_path):
                            "--devices", "cpu", "--repeats", "1", "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "widened/current" in proc.stdout and "skipped: cpu 4096 MiB" in proc.stdout
+    assert "two copies/current" in proc.stdout and "skipped: cpu 4096 MiB" in proc.stdout
     data = json.loads((tmp_path / "fingerprint_cost.json").read_text())
     (row,) = data["rows"]
     assert row["device"] == "cpu" and row["mib"] == 2
-    assert row["current_ms"] > 0 and row["widened_ms"] > 0 and row["sha256_ms"] > 0
+    assert row["current_ms"] > 0 and row["two_copies_ms"] > 0 and row["sha256_ms"] > 0

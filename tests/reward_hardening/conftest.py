@@ -27,3 +27,11 @@ def get_init_inputs():
 def add_problem():
     """``add_problem(rows, cols)``: an element-wise add reference that reads nothing from its environment."""
     return lambda rows, cols: _ADD.format(rows=rows, cols=cols)
+
+
+@pytest.fixture
+def host_sums(monkeypatch):
+    """Host tensors above 1 MiB digested by the reductions (as on a host with many threads), not SHA-256."""
+    from kernelbench.reward_hardening.ipc import lending
+
+    monkeypatch.setattr(lending, "_HASH_MAX_THREADS", 0)

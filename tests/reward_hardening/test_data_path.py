@@ -56,7 +56,7 @@ def test_descriptors_from_an_untrusted_peer_are_refused():
 
 
 @pytest.mark.parametrize("n", [1000, 1 << 19])  # a small host tensor (SHA-256) and a 2 MiB one (sums)
-def test_fingerprint_sees_changes_swaps_and_shifts(n):
+def test_fingerprint_sees_changes_swaps_and_shifts(n, host_sums):
     x = torch.rand(n)
     fp = fingerprint(x)
     y = x.clone()
@@ -72,51 +72,21 @@ def test_fingerprint_sees_changes_swaps_and_shifts(n):
     assert fingerprint(x.view(2, -1).t().contiguous().t()) == fp  # the bits in order, whatever the strides
 
 
-def _digest_by_hand(x: torch.Tensor) -> tuple[int, int, int]:
-    """The fingerprint's sums written out in Python integers, for small tensors."""
+def test_fingerprint_is_the_same_whatever_the_block_size(monkeypatch, host_sums):
+    """The sums are accumulated on the device across blocks: a digest does not depend on the blocking."""
     from kernelbench.reward_hardening.ipc import lending
 
-    bits = x.reshape(-1).view(lending._INT_VIEW[x.element_size()]).tolist()
-    width, row = 8 * x.element_size(), lending._ROW
-    n_rows = len(bits) // row
-    rows = [sum(bits[r * row:(r + 1) * row]) % (1 << width) for r in range(n_rows)]
-    cols = [sum(bits[c::row][:n_rows]) % (1 << width) for c in range(row)] if n_rows else []
-    tail = bits[n_rows * row:]
-    weighted = sum(v * (k + 1) for k, v in enumerate(tail))
-    words = (sum(rows) + sum(tail), sum(v * (r + 1) for r, v in enumerate(rows)) + 7919 * weighted,
-             sum(v * (c + 1) for c, v in enumerate(cols)) + weighted)
-    return tuple(((w + (1 << 63)) % (1 << 64)) - (1 << 63) for w in words)  # int64, wrapping
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64, torch.uint8, torch.int32])
-def test_fingerprint_is_the_sums_modulo_the_width(dtype):
-    """Rows and columns summed in the bits' own width: the digest the docstring defines, big or small values."""
-    torch.manual_seed(0)
-    n = (1 << 21) // torch.empty((), dtype=dtype).element_size() + 123  # above the hash's 1 MiB, and a tail
-    if dtype.is_floating_point:
-        x = ((torch.rand(n, dtype=torch.float64) - 0.5) * 1e6).to(dtype)  # negative bit patterns too
-    else:
-        x = torch.randint(0, 250 if dtype == torch.uint8 else 1 << 30, (n,), dtype=dtype)
-    fp = fingerprint(x)
-    assert fp == _digest_by_hand(x)
-    assert all(isinstance(v, int) for v in fp)
-    from kernelbench.reward_hardening.ipc.lending import _INT_VIEW
-
-    for at in (-5000, -1):  # one bit of an element of the last whole row, of the tail
-        changed = x.clone()
-        changed.view(_INT_VIEW[x.element_size()])[at] ^= 1
-        assert fingerprint(changed) != fp, at
-
-
-def test_fingerprint_reads_no_widened_copy():
-    """The digest allocates nothing near the input's size (an int64 reduction of int32 bits copied all of it)."""
-    from torch.profiler import ProfilerActivity, profile
-
-    x = torch.rand(1 << 22)  # 16 MiB
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        fingerprint(x)
-    allocated = max(e.cpu_memory_usage for e in prof.key_averages())
-    assert 0 < allocated <= x.numel() * x.element_size() // 64, allocated
+    x = torch.rand(70 * 4096 + 123)  # 70 rows and a tail (1.1 MiB: the sums, not SHA-256), one block
+    one_block = fingerprint(x)
+    monkeypatch.setattr(lending, "_BLOCK_ROWS", 16)
+    assert fingerprint(x) == one_block
+    late = x.clone()
+    late[50 * 4096 + 5] += 1.0  # a change in the fourth block
+    assert fingerprint(late) != one_block
+    tail = x.clone()
+    tail[-1] += 1.0
+    assert fingerprint(tail) != one_block
+    assert all(isinstance(v, int) for v in one_block)
 
 
 def _judge(problem: str, tmp_path):
@@ -508,15 +478,83 @@ def test_a_judge_reporting_its_own_fault_fails_as_the_evaluator():
     assert exc.value.evaluator and not exc.value.oom and not s.alive  # RH-32 in the record, a fresh judge next
 
 
-def test_host_fingerprint_hashes_only_small_tensors(monkeypatch):
-    """Host tensors up to 1 MiB get SHA-256 words; larger ones the sums, whatever torch's thread count."""
+def test_host_fingerprint_hashes_large_tensors_on_few_threads(monkeypatch):
+    """With few reduction threads a host tensor of any size gets SHA-256 words: swaps and single bits show."""
     import hashlib
 
-    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
-    small = torch.rand(1 << 18)  # 1 MiB
-    digest = hashlib.sha256(small.view(torch.uint8).numpy()).digest()
-    assert fingerprint(small) == tuple(int.from_bytes(digest[i:i + 8], "little") for i in (0, 8, 16))
-    large = torch.rand(3 << 19)  # 6 MiB
-    digest = hashlib.sha256(large.view(torch.uint8).numpy()).digest()
-    assert fingerprint(large) != tuple(int.from_bytes(digest[i:i + 8], "little") for i in (0, 8, 16))
-    assert fingerprint(large) == _digest_by_hand(large)
+    from kernelbench.reward_hardening.ipc import lending
+
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    x = torch.rand(3 << 19)  # 6 MiB, above the size limit of the hash
+    digest = hashlib.sha256(x.view(torch.uint8).numpy()).digest()
+    assert fingerprint(x) == tuple(int.from_bytes(digest[i:i + 8], "little") for i in (0, 8, 16))
+    swapped = x.clone()
+    swapped[[1, 2]] = swapped[[2, 1]]
+    assert fingerprint(swapped) != fingerprint(x)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: lending._HASH_MAX_THREADS + 1)
+    assert fingerprint(x) != tuple(int.from_bytes(digest[i:i + 8], "little") for i in (0, 8, 16))  # the sums
+
+
+def _digest_by_hand(x: torch.Tensor) -> tuple[int, int, int]:
+    """The fingerprint's exact sums written out in Python integers, for small tensors."""
+    from kernelbench.reward_hardening.ipc import lending
+
+    bits = x.reshape(-1).view(lending._INT_VIEW[x.element_size()]).tolist()
+    row = lending._ROW
+    n_rows = len(bits) // row
+    rows = [sum(bits[r * row:(r + 1) * row]) for r in range(n_rows)]
+    cols = [sum(bits[c::row][:n_rows]) for c in range(row)] if n_rows else []
+    tail = bits[n_rows * row:]
+    weighted = sum(v * (k + 1) for k, v in enumerate(tail))
+    words = (sum(rows) + sum(tail), sum(v * (r + 1) for r, v in enumerate(rows)) + 7919 * weighted,
+             sum(v * (c + 1) for c, v in enumerate(cols)) + weighted)
+    return tuple(((w + (1 << 63)) % (1 << 64)) - (1 << 63) for w in words)  # int64, wrapping
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64, torch.uint8, torch.int32])
+def test_fingerprint_is_the_exact_sums_whatever_the_width(dtype, host_sums):
+    """Rows and columns of the bits summed exactly (int64): the digest the docstring defines."""
+    torch.manual_seed(0)
+    n = (1 << 21) // torch.empty((), dtype=dtype).element_size() + 123  # above the hash's 1 MiB, and a tail
+    if dtype.is_floating_point:
+        x = ((torch.rand(n, dtype=torch.float64) - 0.5) * 1e4).to(dtype)  # negative bit patterns too
+    else:
+        x = torch.randint(0, 250 if dtype == torch.uint8 else 1 << 30, (n,), dtype=dtype)
+    assert fingerprint(x) == _digest_by_hand(x)
+
+
+@pytest.mark.parametrize("change", ["negate_all", "double_all", "negate_four_corners", "negate_two_columns",
+                                    "add_one_to_every_byte"])
+def test_fingerprint_sees_whole_tensor_and_structured_changes(change, host_sums):
+    """Changes a digest taken modulo the bits' width missed (the carry out of the top bit is lost there):
+    an in-place negation or doubling of the whole tensor, sign flips at a rectangle's corners or
+    in two whole columns, a constant added to every byte."""
+    torch.manual_seed(1)
+    x = torch.rand(512, 4096) + 0.5 if change != "add_one_to_every_byte" else torch.randint(0, 200, (512, 4096),
+                                                                                            dtype=torch.uint8)
+    y = x.clone()
+    if change == "negate_all":
+        y.neg_()
+    elif change == "double_all":
+        y.mul_(2)
+    elif change == "negate_four_corners":
+        y[[3, 3, 10, 10], [5, 9, 5, 9]] *= -1
+    elif change == "negate_two_columns":
+        y[:, :2].neg_()
+    else:
+        y.add_(1)
+    assert fingerprint(y) != fingerprint(x)
+
+
+def test_fingerprint_temporaries_are_bounded_by_the_block(monkeypatch, host_sums):
+    """The int64 copy is one block's, whatever the tensor's size."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from kernelbench.reward_hardening.ipc import lending
+
+    monkeypatch.setattr(lending, "_BLOCK_ROWS", 16)
+    x = torch.rand(1 << 22)  # 16 MiB: 1024 rows, 64 blocks
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fingerprint(x)
+    largest = max(e.cpu_memory_usage for e in prof.events())  # one operation's allocation
+    assert 16 * lending._ROW * 8 <= largest <= 2 * 16 * lending._ROW * 8, largest
