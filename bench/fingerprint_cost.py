@@ -1,4 +1,4 @@
-"""What the judge's input fingerprint costs, against the digest it replaced.
+"""What the judge's input fingerprint costs, against the old way to the same digest.
 
     PYTHONPATH=src python3 bench/fingerprint_cost.py --sizes-mib 4,64,1024,8192 --out docs/validation/h200
 
@@ -36,12 +36,14 @@ import torch  # noqa: E402
 from kernelbench.reward_hardening.ipc.lending import _exact_sums  # noqa: E402
 from kernelbench.runs import atomic_write_json  # noqa: E402  (the one atomic writer)
 
+
 def two_copies(t: torch.Tensor) -> tuple[int, int, int]:
     """The replaced way to the same sums: each reduction of a block widened it again."""
     return _exact_sums(t.reshape(-1), copies=2)
 
 
 def current(t: torch.Tensor) -> tuple[int, int, int]:
+    """The sums as the judge takes them now."""
     return _exact_sums(t.reshape(-1))
 
 
