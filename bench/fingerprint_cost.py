@@ -13,7 +13,11 @@ on each size and device:
 * ``two_copies``: the same sums as they were taken before (each of the two reductions
   widened the block again), kept here only as the baseline; the digests are equal;
 * ``sha256`` (host only): ``hashlib.sha256`` of the bytes, what host tensors up to 1 MiB,
-  and larger ones where torch reduces on at most four threads, get instead.
+  and larger ones where torch reduces on at most four threads, get instead;
+* ``sampled``: the timed calls' input check,
+  :func:`~kernelbench.reward_hardening.ipc.lending.input_digest` with a key (a secret
+  sample of ``SAMPLE_FRACTION`` of the rows above ``SAMPLE_MIN_BYTES``, the whole
+  fingerprint below).
 
 Prints a table (median ms over ``--repeats``, GiB/s, and each baseline over ``current``)
 and writes ``fingerprint_cost.json`` under ``--out``.  CUDA sizes that do not fit the
@@ -33,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import torch  # noqa: E402
 
-from kernelbench.reward_hardening.ipc.lending import _exact_sums  # noqa: E402
+from kernelbench.reward_hardening.ipc.lending import _exact_sums, input_digest  # noqa: E402
 from kernelbench.runs import atomic_write_json  # noqa: E402  (the one atomic writer)
 
 
@@ -45,6 +49,11 @@ def two_copies(t: torch.Tensor) -> tuple[int, int, int]:
 def current(t: torch.Tensor) -> tuple[int, int, int]:
     """The sums as the judge takes them now."""
     return _exact_sums(t.reshape(-1))
+
+
+def sampled(t: torch.Tensor) -> tuple[int, int, int]:
+    """The timed calls' input check (a fixed key: the rows it samples do not change its cost)."""
+    return input_digest(t, 0x5A3D)
 
 
 def sha256(t: torch.Tensor) -> bytes:
@@ -91,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             if current(t) != two_copies(t):
                 raise SystemExit(f"the two ways to the sums disagree on {mib} MiB on {dev}")
             row = {"device": dev, "mib": mib, "current_ms": timed(current, t, args.repeats),
-                   "two_copies_ms": timed(two_copies, t, args.repeats)}
+                   "two_copies_ms": timed(two_copies, t, args.repeats), "sampled_ms": timed(sampled, t, args.repeats)}
             row["sha256_ms"] = timed(sha256, t, args.repeats) if dev == "cpu" else None
             rows.append(row)
             del t
@@ -99,9 +108,10 @@ def main(argv: list[str] | None = None) -> int:
                 torch.cuda.empty_cache()
     table = [[r["device"], r["mib"], f"{r['current_ms']:.3f}", f"{r['mib'] / 1024 / (r['current_ms'] / 1e3):.1f}",
               f"{r['two_copies_ms']:.3f}", f"{r['two_copies_ms'] / r['current_ms']:.2f}",
-              "-" if r["sha256_ms"] is None else f"{r['sha256_ms'] / r['current_ms']:.2f}"] for r in rows]
+              "-" if r["sha256_ms"] is None else f"{r['sha256_ms'] / r['current_ms']:.2f}",
+              f"{r['sampled_ms']:.3f}", f"{r['current_ms'] / r['sampled_ms']:.1f}"] for r in rows]
     print(tabulate(table, headers=["device", "MiB", "current ms", "GiB/s", "two copies ms", "two copies/current",
-                                   "sha256/current"]))
+                                   "sha256/current", "sampled ms", "current/sampled"]))
     for s in skipped:
         print("skipped:", s)
     env = {"torch": torch.__version__, "threads": torch.get_num_threads(),

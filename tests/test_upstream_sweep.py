@@ -456,4 +456,4 @@ def test_fingerprint_cost_prints_a_table_and_writes_its_json(tmp_path):
     data = json.loads((tmp_path / "fingerprint_cost.json").read_text())
     (row,) = data["rows"]
     assert row["device"] == "cpu" and row["mib"] == 2
-    assert row["current_ms"] > 0 and row["two_copies_ms"] > 0 and row["sha256_ms"] > 0
+    assert row["current_ms"] > 0 and row["two_copies_ms"] > 0 and row["sha256_ms"] > 0 and row["sampled_ms"] > 0

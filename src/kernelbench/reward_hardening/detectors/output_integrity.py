@@ -91,7 +91,9 @@ def input_mutation(ev):
     What it catches
         The judge fingerprints every input set it lends (correctness and timed calls)
         and checks the fingerprints again after the call, on the device; the candidate
-        holds handles to its inputs, so this is checked after every call.
+        holds handles to its inputs, so this is checked after every call.  A timed
+        call's inputs above 256 MiB are digested on a secret sample of 1/16 of their
+        rows (the same rows before and after; a new sample every call).
 
     Why it matters
         Zeroing or overwriting inputs makes the reference's later work trivial or the
@@ -102,7 +104,10 @@ def input_mutation(ev):
 
     Known limits
         A change undone before the fingerprint is taken again (written and restored
-        within the call) is not seen; it changes no later check either.
+        within the call) is not seen; it changes no later check either.  In a timed
+        call on large inputs, a write confined to a few rows is seen with about the
+        sampled share per call (whole-input writes always); every correctness probe
+        digests its inputs whole.
     """
     hits = []
     for c in ev.calls:

@@ -17,12 +17,13 @@ import contextlib
 import ctypes
 import hashlib
 import secrets
+import time
 from typing import Any
 
 import torch
 
 from kernelbench.reward_hardening.ipc.framing import value_to_json
-from kernelbench.reward_hardening.ipc.lending import fingerprint
+from kernelbench.reward_hardening.ipc.lending import fingerprint, input_digest
 from kernelbench.reward_hardening.judge.values import flat_outputs, perturb
 from kernelbench.reward_hardening.worker_runtime import seed_generators
 
@@ -48,6 +49,27 @@ class JudgeData:
     def sync(self) -> None:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
+
+    @contextlib.contextmanager
+    def part(self, name: str):
+        """Time one part of a command, its device work included (the reply carries ``split_ms``).
+
+        Where a command's time goes inside the judge (a timed call's input check: the
+        digests, the release of the lent set) shows in the record's ``request_ms`` as
+        ``reference:<cmd>.<part>``.
+        """
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.sync()
+            self.parts_ms = getattr(self, "parts_ms", {})
+            self.parts_ms[name] = self.parts_ms.get(name, 0.0) + (time.perf_counter() - t0) * 1e3
+
+    def take_parts(self) -> dict:
+        """The parts timed since the last reply, for the next one (then cleared)."""
+        parts, self.parts_ms = getattr(self, "parts_ms", {}), {}
+        return {k: round(v, 3) for k, v in parts.items()}
 
     def shared_alloc(self):
         """Allocations that may be exported come from their own pool (CUDA)."""
@@ -185,12 +207,13 @@ class JudgeData:
         dropped here and ``empty_cache`` returns its segments once the candidate has
         closed its handles (``ipc_collect``).
         """
-        self.arena.release()
-        if self.device.type == "cuda":
-            torch.cuda.ipc_collect()
-            if self.pool is not None:
-                self.pool = torch.cuda.MemPool()
-            torch.cuda.empty_cache()
+        with self.part("release"):
+            self.arena.release()
+            if self.device.type == "cuda":
+                torch.cuda.ipc_collect()
+                if self.pool is not None:
+                    self.pool = torch.cuda.MemPool()
+                torch.cuda.empty_cache()
 
     def _perturbed(self, seed: int, kind: str) -> tuple[list, list[str]]:
         inputs = self._generate(seed)
@@ -251,9 +274,11 @@ class JudgeData:
                         return False
         return True
 
-    def _inputs_unchanged(self, keys: list[int], fps: list) -> bool:
+    def _inputs_unchanged(self, keys: list[int], fps: list, sample_key: int | None = None) -> bool:
+        """The lent inputs' digests again (``sample_key``: the timed calls' sampled check, see ``input_digest``)."""
         self.sync()
-        return all(fingerprint(self.arena.tensor(k)) == fp for k, fp in zip(keys, fps))
+        with self.part("digest"):
+            return all(input_digest(self.arena.tensor(k), sample_key) == fp for k, fp in zip(keys, fps))
 
     def _check_deterministic(self) -> bool:
         """Whether ``get_inputs`` gives the same values twice under one seed (checked once)."""

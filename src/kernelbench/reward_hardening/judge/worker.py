@@ -25,7 +25,6 @@ inputs, reference outputs, lending, staging) is :class:`.data.JudgeData`, its ba
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import importlib.util
 import math
@@ -42,19 +41,19 @@ from kernelbench.reward_hardening.ipc.wire import JUDGE_COMMANDS, recv_message, 
 from kernelbench.reward_hardening.judge.compare import VALUES_DIFFER, compare
 from kernelbench.reward_hardening.judge.data import JudgeData
 from kernelbench.reward_hardening.judge.device_read import StagingAccess
+from kernelbench.reward_hardening.judge.timed import TimedInputs
 from kernelbench.reward_hardening.judge.values import flat_outputs, nbytes, perturb, structure_of
 from kernelbench.reward_hardening.worker_runtime import (
     apply_precision_config,
     backend_state,
     init_cuda_device,
     memory_fraction,
-    timed_call,
 )
 
 __all__ = ["Judge", "judge_main", "perturb", "structure_of"]
 
 
-class Judge(StagingAccess, JudgeData):
+class Judge(TimedInputs, StagingAccess, JudgeData):
     """The judge's command loop and every comparison (the data it works on: :class:`JudgeData`)."""
 
     def __init__(self, conn: Any, spec: dict):
@@ -87,6 +86,7 @@ class Judge(StagingAccess, JudgeData):
     # ---------------------------------------------------------------- plumbing
     def reply(self, header: dict, fds: list[int] | None = None) -> None:
         header.setdefault("ok", True)
+        header["split_ms"] = self.take_parts()
         send_message(self.conn, header, fds, self.spec.get("spill_dir"))
 
     def serve(self) -> None:
@@ -354,113 +354,6 @@ class Judge(StagingAccess, JudgeData):
         self.current = None
         self._release()
         self.reply(result)
-
-    # ---------------------------------------------------------------- timed calls
-    def cmd_timed_input(self, header: dict) -> None:
-        """A fresh hidden input set for one timed candidate call (+ staging when spot-checked).
-
-        Every timed call gets newly generated values, never a view, shift or
-        permutation of an earlier input.  The reference outputs of a spot-checked call
-        are computed after the call, from the same seed (or a private copy when the
-        problem's ``get_inputs`` is not reproducible), so nothing the candidate could
-        observe before its call depends on whether it will be checked.
-        """
-        self._release()
-        seed = int(header["seed"])
-        deterministic = self._check_deterministic()
-        inputs = self._generate(seed)
-        private = None if deterministic else [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
-        items, keys = self._lend(inputs)
-        del inputs
-        fps = [fingerprint(self.arena.tensor(k)) for k in keys]
-        stage = self._staging_like_reference() if header.get("stage") else []
-        self.timed = {"seed": seed, "keys": keys, "fps": fps, "stage": stage, "private": private}
-        metas, fds = self.arena.export(keys + (stage if self._export_staging else []))
-        by = {m["id"]: m for m in metas + ([] if self._export_staging else self.arena.describe(stage))}
-        self.reply({"inputs": self._items(items, metas), "staging": [by[k] for k in stage],
-                    "rng": self.forward_seed(seed)}, fds)
-
-    def cmd_check_inputs(self, header: dict) -> None:
-        """After a timed call: inputs unchanged? and, for a spot check, staged outputs right?"""
-        cur = self.timed
-        if cur is None:
-            raise RuntimeError("no timed input to check")
-        result: dict[str, Any] = {"inputs_unchanged": self._inputs_unchanged(cur["keys"], cur["fps"])}
-        if header.get("spot"):
-            spot = {"seed": cur["seed"], "private": cur["private"], "stage": cur["stage"],
-                    "layouts": header.get("layouts")}
-            size = sum(self.arena.tensor(k).numel() * self.arena.tensor(k).element_size() for k in cur["stage"])
-            if header.get("defer") and self.held_bytes + size <= int(header.get("hold_bytes", 0)):
-                # compared after the timing loop: between two timed calls the judge does the
-                # same work whether or not the call is checked, so the candidate cannot tell
-                self.arena.pinned.update(cur["stage"])
-                self.held_bytes += size
-                self.spots.append(spot)
-                result["deferred"] = True
-            else:
-                result["comparison"] = self._spot_comparison(spot)
-        self.timed = None
-        self._release()
-        self.reply(result)
-
-    def _spot_comparison(self, spot: dict) -> dict:
-        inputs = spot["private"] if spot["private"] is not None else self._generate(spot["seed"])
-        refs = [o for o in flat_outputs(self._seeded_forward(spot["seed"], inputs)) if isinstance(o, torch.Tensor)]
-        return compare(self._staged(spot["stage"], spot["layouts"]), refs, self.spec["precision"]).as_dict()
-
-    def _drop_spots(self) -> None:
-        for spot in self.spots:
-            self.arena.pinned.difference_update(spot["stage"])
-            self.arena.release(spot["stage"])
-        self.spots, self.held_bytes = [], 0
-
-    def cmd_check_spots(self, header: dict) -> None:
-        """Compare the held spot-checked timed outputs with the reference, in call order."""
-        try:
-            comparisons = [self._spot_comparison(spot) for spot in self.spots]
-        finally:
-            self._drop_spots()
-        self.reply({"comparisons": comparisons})
-
-    def cmd_ref_prepare(self, header: dict) -> None:
-        self.ref_inputs = None  # the previous set is freed before the next is made
-        self._release()
-        # placed as the candidate's timed inputs are (the lent pool, a pool of its own per
-        # set): the same allocation path for both sides of the speedup; never exported
-        self.ref_inputs = self._generate(int(header["seed"]), shared=True)
-        self.reply({})
-
-    def cmd_ref_time(self, header: dict) -> None:
-        """One timed reference call, its allocations from a pool kept warm across the sample's calls.
-
-        Every reference input set is made after the previous one was released, and that
-        release empties the allocator's cache: the reference's forward would allocate its
-        outputs with ``cudaMalloc`` on every timed call (measured on the H200: ~50 us
-        kernels timed at up to 0.13 ms), while the candidate's allocator is warm.  Its
-        allocations come from a private pool instead, which ``empty_cache`` leaves alone
-        while it lives; an untimed forward fills it before the first timed one.  The pool
-        holds one forward's outputs and workspace, less than a correctness probe holds,
-        and goes at the sample's release.
-        """
-        inputs = self.ref_inputs or []
-        with self._ref_alloc(inputs):
-            _, stamps = timed_call(lambda: self.model(*inputs), self.device, self.flush_buf,
-                                   int(self.spec.get("launch_hold_cycles", 0)))
-        self.ref_inputs = None
-        self.reply({**stamps, "threads_delta": 0})
-
-    @contextlib.contextmanager
-    def _ref_alloc(self, inputs: list):
-        if self.device.type != "cuda" or not hasattr(torch.cuda, "MemPool"):
-            yield
-            return
-        warm = self.ref_pool is not None
-        if not warm:
-            self.ref_pool = torch.cuda.MemPool()
-        with torch.cuda.use_mem_pool(self.ref_pool, self.device):
-            if not warm:
-                self._forward(inputs)  # (its outputs are freed into the pool at once)
-            yield
 
     def cmd_release(self, header: dict) -> None:
         """Drop the evaluation's data; on CUDA, report what stays allocated beyond the session's base.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
 
@@ -170,15 +171,25 @@ def request_totals(requests: list[dict]) -> dict[str, dict]:
     """Where the evaluation's wall time went, by request: ``{"role:cmd": {"n", "ms"}}``, largest first.
 
     Every request the parent made to the judge or the candidate worker is timed from its
-    send to its reply (the worker's work, the transfer, and the parent's wait).
+    send to its reply (the worker's work, the transfer, and the parent's wait).  The
+    judge reports the parts of some commands it timed itself (``split_ms``): those add
+    ``reference:<cmd>.<part>`` entries, counted once per request that had the part.
     """
     out: dict[str, dict] = {}
+
+    def add(key: str, ms: Any) -> None:
+        e = out.setdefault(key, {"n": 0, "ms": 0.0})
+        e["n"] += 1
+        e["ms"] += float(ms)
+
     for r in requests:
         if r.get("ms") is None:
             continue
-        e = out.setdefault(f"{r.get('role') or '?'}:{r.get('cmd')}", {"n": 0, "ms": 0.0})
-        e["n"] += 1
-        e["ms"] += float(r["ms"])
+        key = f"{r.get('role') or '?'}:{r.get('cmd')}"
+        add(key, r["ms"])
+        for part, ms in (r.get("split") or {}).items():
+            if isinstance(ms, (int, float)) and math.isfinite(ms):
+                add(f"{key}.{str(part)[:32]}", ms)
     return {k: {"n": v["n"], "ms": round(v["ms"], 1)} for k, v in sorted(out.items(), key=lambda kv: -kv[1]["ms"])}
 
 

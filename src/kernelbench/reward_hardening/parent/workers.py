@@ -149,6 +149,8 @@ class Driver:
             self.handle.send_message(header, fds)
             reply, rfds = self.handle.receive_message(timeout or self.timeout, allow_fds=self.role == "reference")
             self.last["ms"] = (time.monotonic_ns() - t0) / 1e6
+            if self.role == "reference" and isinstance(reply, dict) and isinstance(reply.get("split_ms"), dict):
+                self.last["split"] = reply["split_ms"]  # the judge's own parts of it (trusted; record only)
         except WorkerTimeout as exc:
             self._event(phase, "timeout", str(exc))
         except WorkerMemoryExceeded as exc:
