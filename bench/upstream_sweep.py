@@ -699,15 +699,19 @@ def first_of_batches(rows: list[dict], modes: list[str]) -> set[int]:
     return set(first.values())
 
 
-def request_summary(recs: list[dict], top: int = 8) -> list[dict]:
+def request_summary(recs: list[dict], top: int = 8, parts: bool = False) -> list[dict]:
     """The requests that took the hardened records' wall time, summed over the problems, largest first.
 
     Each record's ``request_ms`` sums its judge and candidate requests by ``role:cmd``;
     ``per_ms`` is the mean time of one request of that kind (its work, transfer and wait).
+    ``parts``: instead, the parts the judge timed inside its requests (``role:cmd.part``),
+    which are already inside their request's entry.
     """
     tot: dict[str, list] = {}
     for rec in recs:
         for k, v in (rec.get("request_ms") or {}).items():
+            if ("." in k.partition(":")[2]) != parts:
+                continue
             e = tot.setdefault(k, [0, 0.0])
             e[0] += int(v.get("n") or 0)
             e[1] += float(v.get("ms") or 0.0)
@@ -774,6 +778,7 @@ def summarize(rows, modes, level, meas, num_correct_trials: int = 5) -> dict:
                                                       for r in got) / 1e3 / gib, 4)}
     if main != "off":
         s["requests"] = request_summary([r[main] for r in run])
+        s["request_parts"] = request_summary([r[main] for r in run], top=12, parts=True)
     need = math.ceil(0.95 * s["problems"])
     enough = s["problems"] >= 100 if level == 1 else s["evaluated"] >= 20
     s["goals"] = {
@@ -862,6 +867,10 @@ def markdown(report: dict) -> str:
         lines.append("| where the hardened time went (requests summed over the problems, largest first) | "
                      + "; ".join(f"`{q['request']}` {q['s']} s ({q['n']} x {q['per_ms']} ms)" for q in s["requests"][:5])
                      + " | | |")
+    if s.get("request_parts"):
+        lines.append("| inside the judge's requests (parts it timed itself, largest first) | "
+                     + "; ".join(f"`{q['request']}` {q['s']} s ({q['n']} x {q['per_ms']} ms)"
+                                 for q in s["request_parts"][:8]) + " | | |")
     lines += ["", "## Per problem", "",
               ("Sizes from the meta device. Wall time: seconds between consecutive records of the batch "
                "(the first sample also carries the worker pool's start). RSS: the batch parent process "
@@ -1094,6 +1103,9 @@ def _sweep(args, argv) -> int:
     if s.get("requests"):
         print("where the hardened time went: " + "; ".join(
             f"{q['request']} {q['s']} s ({q['n']} x {q['per_ms']} ms)" for q in s["requests"][:5]))
+    if s.get("request_parts"):
+        print("inside the judge's requests: " + "; ".join(
+            f"{q['request']} {q['s']} s ({q['n']} x {q['per_ms']} ms)" for q in s["request_parts"][:8]))
     for r in rows:
         for m in modes:
             if r[m]["status"] != "PASS":

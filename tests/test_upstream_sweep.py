@@ -434,6 +434,12 @@ def test_request_summary_sums_the_records_requests_largest_first():
         {"request": "candidate:time", "n": 103, "s": 0.5, "per_ms": 4.85},
         {"request": "candidate:settle", "n": 8, "s": 0.4, "per_ms": 50.0}]
     assert sweep.request_summary(recs, top=1)[0]["request"] == "reference:timed_input"
+    # the judge's own parts are inside their request's entry: listed apart, never among the requests
+    recs[0]["request_ms"]["reference:timed_input.digest"] = {"n": 103, "ms": 600.0}
+    assert [q["request"] for q in sweep.request_summary(recs)] == ["reference:timed_input", "candidate:time",
+                                                                   "candidate:settle"]
+    assert sweep.request_summary(recs, parts=True) == [
+        {"request": "reference:timed_input.digest", "n": 103, "s": 0.6, "per_ms": 5.83}]
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-only answer")
