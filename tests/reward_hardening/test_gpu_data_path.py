@@ -87,13 +87,13 @@ def test_sampled_input_check_on_the_device_sees_whole_writes_and_costs_a_fractio
     seen under every key, a single row seen under about 1 key in 16, and well under the full digest's time."""
     import time
 
-    from kernelbench.reward_hardening.ipc.lending import ROW_ELEMENTS, fingerprint, input_digest
+    from kernelbench.reward_hardening.ipc.lending import _ROW, fingerprint, input_digest
 
     x = torch.rand(1 << 29, device="cuda")
     keys = range(256)
     before = [input_digest(x, k) for k in keys]
     assert before == [input_digest(x, k) for k in keys] and len(set(before)) == len(before)
-    x[(1 << 29) - ROW_ELEMENTS * 3 + 11] += 1.0  # one element of one row
+    x[(1 << 29) - _ROW * 3 + 11] += 1.0  # one element of one row
     seen = sum(input_digest(x, k) != b for k, b in zip(keys, before))
     assert 4 <= seen <= 40, seen  # 16 expected
     x.mul_(0.5)

@@ -38,7 +38,7 @@ _DTYPES = {str(d).replace("torch.", ""): d for d in (
     torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.int16, torch.int32,
     torch.int64, torch.uint8, torch.bool, torch.complex64, torch.complex128)}
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-_ROW = ROW_ELEMENTS = 4096  # elements per fingerprint row
+_ROW = 4096  # elements per fingerprint row
 _BLOCK_ROWS = 8192  # rows reduced at once (32 Mi elements: bounded int64 temporaries)
 _HASH_MAX_BYTES = 1 << 20  # host tensors up to this size are digested with SHA-256 instead
 # ... and host tensors of any size while torch reduces on at most this many threads: one
@@ -238,7 +238,11 @@ def fingerprint(t: torch.Tensor) -> tuple[int, int, int]:
     whatever the tensor's size), and each block is widened once and reduced along both
     dimensions from that copy (before, each of the two reductions widened it again).
     """
-    flat = _flat_bits(t)
+    return _digest_flat(_flat_bits(t))
+
+
+def _digest_flat(flat: torch.Tensor) -> tuple[int, int, int]:
+    """:func:`fingerprint` of a tensor already flattened by :func:`_flat_bits`."""
     if flat.numel() == 0:
         return (0, 0, 0)
     if flat.device.type == "cpu" and (flat.numel() * flat.element_size() <= _HASH_MAX_BYTES
@@ -267,7 +271,7 @@ def input_digest(t: torch.Tensor, sample_key: int | None = None) -> tuple[int, i
     """
     flat = _flat_bits(t)
     if sample_key is None or flat.numel() * flat.element_size() <= SAMPLE_MIN_BYTES:
-        return fingerprint(t)
+        return _digest_flat(flat)
     n_rows = flat.numel() // _ROW
     k = max(1, math.ceil(n_rows * SAMPLE_FRACTION))
     gen = torch.Generator(device=flat.device).manual_seed(int(sample_key) & ((1 << 63) - 1))

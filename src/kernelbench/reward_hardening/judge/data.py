@@ -63,12 +63,11 @@ class JudgeData:
             yield
         finally:
             self.sync()
-            self.parts_ms = getattr(self, "parts_ms", {})
             self.parts_ms[name] = self.parts_ms.get(name, 0.0) + (time.perf_counter() - t0) * 1e3
 
     def take_parts(self) -> dict:
         """The parts timed since the last reply, for the next one (then cleared)."""
-        parts, self.parts_ms = getattr(self, "parts_ms", {}), {}
+        parts, self.parts_ms = self.parts_ms, {}
         return {k: round(v, 3) for k, v in parts.items()}
 
     def shared_alloc(self):

@@ -78,6 +78,7 @@ class Judge(TimedInputs, StagingAccess, JudgeData):
         self.deterministic_inputs: bool | None = None
         self.spots: list[dict] = []  # spot-checked timed calls held for comparison after the loop
         self.held_bytes = 0
+        self.parts_ms: dict[str, float] = {}  # parts of the current command timed by part() (reply: split_ms)
         # CUDA memory the session keeps whatever the samples: the model and init inputs (at load),
         # then what the reference's first forward keeps (at the fit check, before any candidate)
         self.base_bytes, self.base_settled = 0, False
