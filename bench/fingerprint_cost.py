@@ -14,10 +14,11 @@ on each size and device:
   widened the block again), kept here only as the baseline; the digests are equal;
 * ``sha256`` (host only): ``hashlib.sha256`` of the bytes, what host tensors up to 1 MiB,
   and larger ones where torch reduces on at most four threads, get instead;
-* ``sampled``: the timed calls' input check,
-  :func:`~kernelbench.reward_hardening.ipc.lending.input_digest` with a key (a secret
-  sample of ``SAMPLE_FRACTION`` of the rows above ``SAMPLE_MIN_BYTES``, the whole
-  fingerprint below).
+* ``sampled``: the timed calls' input check before and after one call,
+  :class:`~kernelbench.reward_hardening.ipc.lending.InputCheck` (a private copy of a
+  secret sample of ``SAMPLE_FRACTION`` of the rows above ``SAMPLE_MIN_BYTES``, of the
+  whole tensor below, compared after the call); the digests above are taken twice
+  per call, so ``current/sampled`` compares half a call's digests with a whole call's check.
 
 Prints a table (median ms over ``--repeats``, GiB/s, and each baseline over ``current``)
 and writes ``fingerprint_cost.json`` under ``--out``.  CUDA sizes that do not fit the
@@ -37,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import torch  # noqa: E402
 
-from kernelbench.reward_hardening.ipc.lending import _exact_sums, input_digest  # noqa: E402
+from kernelbench.reward_hardening.ipc.lending import InputCheck, _exact_sums  # noqa: E402
 from kernelbench.runs import atomic_write_json  # noqa: E402  (the one atomic writer)
 
 
@@ -51,13 +52,26 @@ def current(t: torch.Tensor) -> tuple[int, int, int]:
     return _exact_sums(t.reshape(-1))
 
 
-def sampled(t: torch.Tensor) -> tuple[int, int, int]:
-    """The timed calls' input check (a fixed key: the rows it samples do not change its cost)."""
-    return input_digest(t, 0x5A3D)
+def sampled(t: torch.Tensor) -> bool:
+    """The timed calls' input check, taken and compared (a fixed key: the rows it samples do not change its cost)."""
+    return InputCheck(t, 0x5A3D).unchanged(t)
 
 
 def sha256(t: torch.Tensor) -> bytes:
     return hashlib.sha256(t.reshape(-1).view(torch.uint8).numpy()).digest()
+
+
+def write_rows(out: str | None, name: str, rows: list[dict], skipped: list[str]) -> None:
+    """Print what was skipped and write ``{"env", "rows", "skipped"}`` as ``out/name`` (atomically) when ``out``."""
+    for s in skipped:
+        print("skipped:", s)
+    env = {"torch": torch.__version__, "threads": torch.get_num_threads(),
+           "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
+    if out:
+        path = Path(out) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(path, {"env": env, "rows": rows, "skipped": skipped}, indent=1)
+        print(f"wrote {path}")
 
 
 def timed(fn, t: torch.Tensor, repeats: int) -> float:
@@ -112,15 +126,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['sampled_ms']:.3f}", f"{r['current_ms'] / r['sampled_ms']:.1f}"] for r in rows]
     print(tabulate(table, headers=["device", "MiB", "current ms", "GiB/s", "two copies ms", "two copies/current",
                                    "sha256/current", "sampled ms", "current/sampled"]))
-    for s in skipped:
-        print("skipped:", s)
-    env = {"torch": torch.__version__, "threads": torch.get_num_threads(),
-           "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
-    if args.out:
-        out = Path(args.out) / "fingerprint_cost.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(out, {"env": env, "rows": rows, "skipped": skipped}, indent=1)
-        print(f"wrote {out}")
+    write_rows(args.out, "fingerprint_cost.json", rows, skipped)
     worst = max((r["current_ms"] / r["two_copies_ms"] for r in rows), default=None)
     print(f"{len(rows)} sizes timed; the current sums took at most {worst:.2f} of the old way's time"
           if worst is not None else "nothing timed")

@@ -5,6 +5,7 @@
 #   OUT=... IDS=1,2,12 BT=270 NAME=l1_requests MODES=enforce bash bench/gpu_steps.sh sweep
 #   OUT=... IDS=47,97 bash bench/gpu_steps.sh paths; OUT=... IDS=1-18,47,97 RUNS=5 NAME=l1 [DEADLINE=430] bash bench/gpu_steps.sh aa
 #   OUT=... [SIZES=4,64,1024,8192] bash bench/gpu_steps.sh fingerprint
+#   OUT=... [SIZES=256,1024,4096,8192] bash bench/gpu_steps.sh judgecost
 #   OUT=... IDS=1-18,40-56 MODES=enforce NAME=l1_ray EXTRA=executor=ray bash bench/gpu_steps.sh sweep
 #
 # Needs, beside the checkout (all git-ignored): the pure-Python wheels in .whl/
@@ -72,7 +73,8 @@ for s in "$@"; do
     compare) step runtime_compare python3 bench/runtime_compare.py --baseline-tree .base --runs "${RUNS:-5}" ${FIXTURES:+--fixtures "$FIXTURES"} \
                --out "$OUT/compare" ;;
     fingerprint) step fingerprint_cost python3 bench/fingerprint_cost.py --sizes-mib "${SIZES:-4,64,1024,8192}" --out "$OUT" ;;
-    *) echo "unknown step $s (env, redteam, pytest, sweep, paths, aa, compare, fingerprint)" >&2; exit 2 ;;
+    judgecost) step judge_costs python3 bench/judge_costs.py --sizes-mib "${SIZES:-256,1024,4096,8192}" --out "$OUT" ;;
+    *) echo "unknown step $s (env, redteam, pytest, sweep, paths, aa, compare, fingerprint, judgecost)" >&2; exit 2 ;;
   esac
 done
 tail -n 20 "$OUT/env.txt"

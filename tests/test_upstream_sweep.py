@@ -463,3 +463,16 @@ def test_fingerprint_cost_prints_a_table_and_writes_its_json(tmp_path):
     (row,) = data["rows"]
     assert row["device"] == "cpu" and row["mib"] == 2
     assert row["current_ms"] > 0 and row["two_copies_ms"] > 0 and row["sha256_ms"] > 0 and row["sampled_ms"] > 0
+
+
+def test_judge_costs_prints_a_table_and_writes_its_json(tmp_path):
+    import subprocess
+
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "judge_costs.py"), "--sizes-mib", "2",
+                           "--devices", "cpu", "--repeats", "1", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "exact/compare" in proc.stdout and "1 sizes timed" in proc.stdout
+    (row,) = json.loads((tmp_path / "judge_costs.json").read_text())["rows"]
+    assert row["device"] == "cpu" and row["mib"] == 2 and row["alloc_ms"] is None
+    assert row["compare_ms"] > 0 and row["exact_ms"] > 0 and row["randn_ms"] > 0 and row["copy_ms"] > 0

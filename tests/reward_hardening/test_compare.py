@@ -40,7 +40,7 @@ def test_equal_outputs_match_and_report_zero_error():
 
 
 def test_chunked_sums_equal_the_whole_tensor_formulas(monkeypatch):
-    """Max error, error and reference norms and the finite error sum, read once per chunk, add up over chunks."""
+    """Max error, error and reference norms and the finite error sum add up over chunks (a non-finite chunk in float64)."""
     from kernelbench.reward_hardening.judge import compare as cmp
 
     monkeypatch.setattr(cmp, "_CHUNK", 1000)
@@ -51,7 +51,60 @@ def test_chunked_sums_equal_the_whole_tensor_formulas(monkeypatch):
     ok, max_abs, num, den, counts = cmp.compare_tensor(out, ref, 1e-4)
     d = (out - ref).abs().to(torch.float64)
     assert not ok and max_abs == float("inf") and num == float("inf")
-    assert den == pytest.approx(float((ref.to(torch.float64) ** 2).sum()), rel=1e-12)
-    assert counts["abs_sum"] == pytest.approx(float(d[torch.isfinite(d)].sum()), rel=1e-12)
+    assert den == pytest.approx(float((ref.to(torch.float64) ** 2).sum()), rel=1e-6)
+    assert counts["abs_sum"] == pytest.approx(float(d[torch.isfinite(d)].sum()), rel=1e-6)
     assert counts["non_finite"] == 1
     assert counts["mismatched"] == int((~torch.isclose(out, ref, rtol=1e-4, atol=1e-4)).sum())
+
+
+def _f64_formulas(out: torch.Tensor, ref: torch.Tensor) -> tuple[float, float, float, float]:
+    d = (out - ref).abs().to(torch.float64)
+    return float(d.max()), float((d * d).sum()), float((ref.to(torch.float64) ** 2).sum()), float(d.sum())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("scale", [1e-6, 1.0, 1e4])
+def test_first_pass_sums_agree_with_float64_formulas(monkeypatch, dtype, scale):
+    """Chunks, rows and a tail row: the first pass's sums are float64's within 1e-5 at any magnitude."""
+    from kernelbench.reward_hardening.judge import compare as cmp
+
+    monkeypatch.setattr(cmp, "_CHUNK", 1000)
+    monkeypatch.setattr(cmp, "_ROW", 64)
+    gen = torch.Generator().manual_seed(3)
+    ref = (torch.randn(9_037, generator=gen) * scale).to(dtype)
+    out = (ref.to(torch.float64) + torch.randn(9_037, generator=gen, dtype=torch.float64) * scale * 1e-3).to(dtype)
+    ok, max_abs, num, den, counts = cmp.compare_tensor(out, ref, cmp.tolerance("fp32"))
+    m, sq, ref_sq, abs_sum = _f64_formulas(out, ref)
+    assert max_abs == m
+    assert num == pytest.approx(sq, rel=1e-5) and den == pytest.approx(ref_sq, rel=1e-5)
+    assert counts["abs_sum"] == pytest.approx(abs_sum, rel=1e-5)
+    assert counts["mismatched"] == int((~torch.isclose(out, ref, rtol=1e-4, atol=1e-4)).sum())
+    assert ok is (counts["mismatched"] == 0)
+
+
+def test_sums_past_float32_range_are_taken_in_float64(monkeypatch):
+    """Squares beyond float32's range overflow a float32 row: that chunk is summed again in float64."""
+    from kernelbench.reward_hardening.judge import compare as cmp
+
+    monkeypatch.setattr(cmp, "_CHUNK", 256)
+    ref = torch.full((1000,), 3e19)
+    ref[::2] = 1.0
+    out = ref.clone()
+    out[1] = out[1] * (1 + 1e-6)
+    ok, max_abs, num, den, counts = cmp.compare_tensor(out, ref, 1e-4)
+    m, sq, ref_sq, abs_sum = _f64_formulas(out, ref)
+    assert ok and max_abs == m and den == pytest.approx(ref_sq, rel=1e-12) and num == pytest.approx(sq, rel=1e-12)
+
+
+def test_errors_above_the_absolute_tolerance_are_counted_by_the_relative_rule(monkeypatch):
+    """Large values: errors above tol but within tol * |out| are close; the others are counted, chunk by chunk."""
+    from kernelbench.reward_hardening.judge import compare as cmp
+
+    monkeypatch.setattr(cmp, "_CHUNK", 500)
+    ref = torch.linspace(1e3, 2e3, 4000)
+    out = ref + 0.05  # within 1e-4 + 1e-4 * |out| (0.1 or more)
+    ok, _, _, _, counts = cmp.compare_tensor(out, ref, 1e-4)
+    assert ok and counts["mismatched"] == 0
+    out[[7, 1999, 3999]] += 1.0
+    ok, _, _, _, counts = cmp.compare_tensor(out, ref, 1e-4)
+    assert not ok and counts["mismatched"] == 3 == int((~torch.isclose(out, ref, rtol=1e-4, atol=1e-4)).sum())

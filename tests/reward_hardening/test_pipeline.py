@@ -96,7 +96,7 @@ def test_honest_candidate_passes_with_verified_runtime():
     assert req["candidate:time"]["n"] == cfg.num_warmup + cfg.num_perf_trials + probes
     assert cfg.num_warmup + cfg.num_perf_trials <= req["reference:timed_input"]["n"]
     # ... and inside the judge, where its input checks went (timed there, reported with the reply)
-    assert req["reference:check_inputs.digest"]["n"] == req["reference:check_inputs"]["n"]
+    assert req["reference:check_inputs.check"]["n"] == req["reference:check_inputs"]["n"]
     assert req["reference:timed_input.generate"]["n"] == req["reference:timed_input"]["n"]
     assert (record["metadata"].get("protocol_overhead_ms") is not None) == (probes > 0)
     assert all(v["ms"] >= 0 for v in req.values())

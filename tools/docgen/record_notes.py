@@ -71,9 +71,10 @@ METADATA_DOCS: dict[str, str] = {
     "request_ms": "Where that wall time went: every request the parent made, summed by `role:cmd` (`reference` is "
                   "the judge, `candidate` the candidate's worker; for example `reference:timed_input`, the fresh input "
                   "set of each timed call): `n` requests and `ms` from send to reply, largest first. Entries "
-                  "`reference:<cmd>.<part>` are the judge's own timing of parts of a command (`generate`, `digest`, "
-                  "`stage`, `export` of `timed_input`; `digest`, `release`, `spot` of `check_inputs`; `release` "
-                  "wherever the judge gives a lent set back), counted once per request that had the part; they are "
+                  "`reference:<cmd>.<part>` are the judge's own timing of parts of a command (`generate`, `check` (the "
+                  "input check's copy), `stage`, `export` of `timed_input`; `check`, `release`, `spot` of "
+                  "`check_inputs`; `digest` of a probe's `judge`; `release` wherever the judge gives a lent set "
+                  "back), counted once per request that had the part; they are "
                   "inside their command's entry, not added to it.",
     "reward_hardening_unsupported": "Why the record is UNSUPPORTED (for example `CUDA unavailable`).",
     "reward_hardening_error": "The evaluator error behind an RH-32 record (truncated to 2000 characters).",

@@ -89,11 +89,12 @@ def input_mutation(ev):
     """Inputs must be byte-identical after the call (A28).
 
     What it catches
-        The judge fingerprints every input set it lends (correctness and timed calls)
-        and checks the fingerprints again after the call, on the device; the candidate
-        holds handles to its inputs, so this is checked after every call.  A timed
-        call's inputs above 256 MiB are digested on a secret sample of 1/16 of their
-        rows (the same rows before and after; a new sample every call).
+        The judge checks every input set it lends after the call, on the device
+        (correctness probes: a whole-tensor fingerprint taken before the call; timed
+        calls: a private copy of the bits, compared after); the candidate holds handles
+        to its inputs, so this is checked after every call.  A timed call's inputs
+        above 256 MiB are copied and compared on a secret sample of 1/16 of their rows
+        (the same rows before and after; a new sample every call).
 
     Why it matters
         Zeroing or overwriting inputs makes the reference's later work trivial or the
@@ -103,11 +104,11 @@ def input_mutation(ev):
         ``a.zero_(); b.zero_()`` after computing the sum.
 
     Known limits
-        A change undone before the fingerprint is taken again (written and restored
-        within the call) is not seen; it changes no later check either.  In a timed
+        A change undone before the check (written and restored within the call) is
+        not seen; it changes no later check either.  In a timed
         call on large inputs, a write confined to a few rows is seen with about the
         sampled share per call (whole-input writes always); every correctness probe
-        digests its inputs whole.
+        fingerprints its inputs whole.
     """
     hits = []
     for c in ev.calls:

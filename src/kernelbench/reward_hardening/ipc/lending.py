@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["SharedArena", "export_tensor", "fingerprint", "import_tensor", "input_digest", "shared_empty"]
+__all__ = ["SharedArena", "export_tensor", "fingerprint", "import_tensor", "InputCheck", "shared_empty"]
 
 _DTYPES = {str(d).replace("torch.", ""): d for d in (
     torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.int16, torch.int32,
@@ -45,8 +45,8 @@ _HASH_MAX_BYTES = 1 << 20  # host tensors up to this size are digested with SHA-
 # thread hashes about 1.2 GiB/s, the reductions manage 0.35-0.65 GiB/s per thread (a
 # 2-core host: 256 KiB 0.14 ms against 0.5 ms, 4 MiB 3.3 against 6.4 ms, 64 MiB 52 against 187 ms)
 _HASH_MAX_THREADS = 4
-# the timed calls' input check (input_digest with a key): tensors above this size are
-# digested on a secret sample of SAMPLE_FRACTION of their rows, smaller ones whole
+# the timed calls' input check (InputCheck): tensors above this size are checked on a
+# secret sample of SAMPLE_FRACTION of their rows, smaller ones whole
 SAMPLE_MIN_BYTES = 256 << 20
 SAMPLE_FRACTION = 1 / 16
 
@@ -254,29 +254,58 @@ def _digest_flat(flat: torch.Tensor) -> tuple[int, int, int]:
     return _exact_sums(flat)
 
 
-def input_digest(t: torch.Tensor, sample_key: int | None = None) -> tuple[int, int, int]:
-    """:func:`fingerprint` of ``t``, or with ``sample_key``, of a secret sample of its rows.
+class InputCheck:
+    """The timed calls' input check: a private copy of the bits of a secret sample of one lent input.
 
-    The timed calls' input check (every timed call gets a fresh input set, fingerprinted
-    before the call and again after it) read each input twice per call: on the H100 at
-    100 timed trials that was about 250 s of level 1's 966 s.  With ``sample_key`` a
-    tensor larger than ``SAMPLE_MIN_BYTES`` is digested on ``SAMPLE_FRACTION`` of its
-    rows of ``_ROW`` elements (and its tail), drawn from ``sample_key`` on the tensor's
-    device: the same rows before and after the call, unknown to the candidate, which
-    holds no copy of the key.  An in-place operation over a whole input is still seen
-    every time; a write confined to a few rows is seen on a call with probability about
-    the sampled share of the rows it touched (over 100 calls, a write to one row per call
-    escapes with probability (15/16)**100, about 0.2 %).  Correctness probes keep the
-    whole-tensor fingerprint.
+    Every timed call gets a fresh input set, checked before the call and again after it.
+    Taken before the call, the check copies the input's bits (of a tensor larger than
+    ``SAMPLE_MIN_BYTES``, only ``SAMPLE_FRACTION`` of its rows of ``_ROW`` elements and
+    its tail, the rows drawn from ``sample_key`` on the tensor's device) into the judge's
+    own memory; after the call :meth:`unchanged` reads the same bits again and compares
+    them with ``torch.equal`` on their integer view (NaN payloads included).  The rows
+    are unknown to the candidate, which holds no copy of the key or of the sample.  An
+    in-place operation over a whole input is seen every time; a write confined to a few
+    rows is seen on a call with probability about the sampled share of the rows it
+    touched (over 100 calls, a write to one row per call escapes with probability
+    (15/16)**100, about 0.2 %).  Correctness probes keep the whole-tensor
+    :func:`fingerprint`.
+
+    Before, the check was a digest of the sample (:func:`fingerprint`'s exact int64
+    sums): per call it widened the sample to int64 twice and reduced it four times,
+    about 2.7 times the bytes the copy and one comparison move; the copy holds the
+    sample (at most the whole input up to ``SAMPLE_MIN_BYTES``, then a sixteenth) for
+    the call's duration.
     """
-    flat = _flat_bits(t)
-    if sample_key is None or flat.numel() * flat.element_size() <= SAMPLE_MIN_BYTES:
-        return _digest_flat(flat)
-    n_rows = flat.numel() // _ROW
-    k = max(1, math.ceil(n_rows * SAMPLE_FRACTION))
-    gen = torch.Generator(device=flat.device).manual_seed(int(sample_key) & ((1 << 63) - 1))
-    rows = torch.randint(n_rows, (k,), generator=gen, device=flat.device).sort().values
-    return _exact_sums(flat, rows=rows)
+
+    def __init__(self, t: torch.Tensor, sample_key: int):
+        flat = _flat_bits(t)
+        self.rows: torch.Tensor | None = None
+        if flat.numel() * flat.element_size() > SAMPLE_MIN_BYTES:
+            n_rows = flat.numel() // _ROW
+            k = max(1, math.ceil(n_rows * SAMPLE_FRACTION))
+            gen = torch.Generator(device=flat.device).manual_seed(int(sample_key) & ((1 << 63) - 1))
+            self.rows = torch.randint(n_rows, (k,), generator=gen, device=flat.device).sort().values
+        self.bits = self._sample(flat, copy=True)
+
+    def _sample(self, flat: torch.Tensor, copy: bool) -> torch.Tensor:
+        bits = flat.view(_INT_VIEW[flat.element_size()])
+        if self.rows is None:
+            return bits.clone() if copy else bits
+        m, k = bits.numel() // _ROW * _ROW, self.rows.numel() * _ROW
+        out = torch.empty(k + bits.numel() - m, dtype=bits.dtype, device=bits.device)
+        torch.index_select(bits[:m].view(-1, _ROW), 0, self.rows, out=out[:k].view(-1, _ROW))
+        out[k:] = bits[m:]
+        return out
+
+    def unchanged(self, t: torch.Tensor) -> bool:
+        """Whether the sampled bits of ``t`` are still the ones copied when the check was taken."""
+        flat = _flat_bits(t)
+        now = self._sample(flat, copy=False)
+        return now.shape == self.bits.shape and bool(torch.equal(now, self.bits))
+
+    @property
+    def nbytes(self) -> int:
+        return self.bits.numel() * self.bits.element_size()
 
 
 def _flat_bits(t: torch.Tensor) -> torch.Tensor:
@@ -288,16 +317,15 @@ def _flat_bits(t: torch.Tensor) -> torch.Tensor:
     return flat if flat.is_contiguous() else flat.contiguous()
 
 
-def _exact_sums(flat: torch.Tensor, copies: int = 1, rows: torch.Tensor | None = None) -> tuple[int, int, int]:
+def _exact_sums(flat: torch.Tensor, copies: int = 1) -> tuple[int, int, int]:
     """:func:`fingerprint`'s reductions of a flat contiguous tensor (any device).
 
-    ``rows``: only these rows of ``_ROW`` elements (in this order) and the tail are
-    reduced (:func:`input_digest`).  ``copies=2`` widens each block once per reduction,
-    as before (the same sums; the baseline of ``bench/fingerprint_cost.py``).
+    ``copies=2`` widens each block once per reduction, as before (the same sums; the
+    baseline of ``bench/fingerprint_cost.py``).
     """
     bits = flat.view(_INT_VIEW[flat.element_size()])
     m = bits.numel() // _ROW * _ROW
-    n_rows = m // _ROW if rows is None else rows.numel()
+    n_rows = m // _ROW
     i64, dev = torch.int64, bits.device
     # the three sums stay on the tensor's device (int64, wrapping) and are read once: one
     # synchronisation per digest instead of two per block (the judge takes hundreds a sample)
@@ -306,8 +334,7 @@ def _exact_sums(flat: torch.Tensor, copies: int = 1, rows: torch.Tensor | None =
         main = bits[:m].view(-1, _ROW)
         cols = torch.zeros(_ROW, dtype=i64, device=dev)
         for start in range(0, n_rows, _BLOCK_ROWS):
-            block = (main[start: start + _BLOCK_ROWS] if rows is None
-                     else main.index_select(0, rows[start: start + _BLOCK_ROWS]))
+            block = main[start: start + _BLOCK_ROWS]
             if copies == 1:
                 block = block.to(i64)  # one widened copy, two reductions
             sums = block.sum(dim=1, dtype=i64)

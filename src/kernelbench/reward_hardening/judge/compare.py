@@ -2,8 +2,10 @@
 
 The match rule is KernelBench's: ``torch.allclose(reference, output, atol=tol,
 rtol=tol)`` with the precision's tolerance (fp32 1e-4, fp16/bf16 1e-2), shapes equal.
-Comparisons run in float64 over fixed-size chunks of the flattened tensors, so an
-output of several GiB is compared on its device with bounded temporaries.
+Comparisons run over fixed-size chunks of the flattened tensors, so an output of
+several GiB is compared on its device with bounded temporaries: one pass for every
+chunk's largest error and sums (rows summed in float32, the rows in float64), a second
+only for chunks with an error above the tolerance or a value that is not finite.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from dataclasses import dataclass
 import torch
 
 _TOL = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2}
-_CHUNK = 1 << 22  # elements per comparison chunk (32 MiB of float64 per temporary)
+_CHUNK = 1 << 22  # elements per float64 chunk of the exact pass (32 MiB per temporary)
+_FAST_CHUNKS = 4  # exact chunks per chunk of the first pass (its one buffer: 16M elements)
+_ROW = 2048  # elements one accumulator of the first pass adds (in float32 for float32 and half types)
 
 
 VALUES_DIFFER = "values differ beyond tolerance"
@@ -45,42 +49,103 @@ def _finite_or_inf(x: float) -> float:
     return x if math.isfinite(x) else float("inf")
 
 
+def _exact_chunk(oc: torch.Tensor, rc: torch.Tensor, tol: float) -> tuple[float, float, float, dict]:
+    """One chunk's (max |out - ref|, ||out - ref||^2, ||ref||^2, counts), the error norms summed in float64."""
+    d = (oc - rc).abs()
+    d64 = d.to(torch.float64)
+    # the chunk's scalars in one read from the device (one synchronisation, not four)
+    m, sq, ref_sq, abs_sum = torch.stack([
+        d.max().to(torch.float64), torch.dot(d64, d64),
+        torch.linalg.vector_norm(rc, dtype=torch.float64) ** 2, d64.sum()]).tolist()
+    counts = {"mismatched": 0, "non_finite": 0, "abs_sum": abs_sum}
+    if not m <= tol:  # only then can an element be outside tol + tol * |out| (NaN included)
+        # as torch.isclose: equal values (infinities included) are close, and otherwise only a
+        # finite error within tol + tol * |out| is (an infinite output is never close to a finite one)
+        close = (oc == rc) | (torch.isfinite(d) & (d <= tol + tol * oc.abs()))
+        counts["mismatched"] = int((~close).sum())
+    if not math.isfinite(m):  # a finite max error: no output element is non-finite where the reference is finite
+        counts["non_finite"] = int((~torch.isfinite(oc) & torch.isfinite(rc)).sum())
+        counts["abs_sum"] = float(d64.nan_to_num(nan=0.0, posinf=0.0).sum())
+    return (m if m == m else float("inf")), sq, ref_sq, counts  # NaN counts as unbounded error
+
+
+def _row_sum(x: torch.Tensor, acc: torch.dtype, square: bool) -> torch.Tensor:
+    """Sum of ``x`` (of its squares when ``square``) as a float64 scalar on ``x``'s device.
+
+    Each row of ``_ROW`` elements is summed in ``acc`` and the rows in float64: no
+    float64 copy of ``x`` is made, and no single accumulator adds more than a row.
+    """
+    main = x.numel() // _ROW * _ROW
+    parts = [x[:main].view(-1, _ROW), x[main:].view(1, -1)] if main < x.numel() else [x.view(-1, _ROW)]
+    total = torch.zeros((), dtype=torch.float64, device=x.device)
+    for p in parts:
+        if p.numel():
+            rows = torch.linalg.vector_norm(p, dim=1, dtype=acc) if square else p.sum(dim=1, dtype=acc)
+            total = total + (rows.to(torch.float64).square().sum() if square else rows.to(torch.float64).sum())
+    return total
+
+
+def _fast_stats(o: torch.Tensor, r: torch.Tensor) -> list[list[float]]:
+    """Per chunk of ``_CHUNK * _FAST_CHUNKS`` elements: [max |out - ref|, ||out - ref||^2, ||ref||^2, sum |out - ref|].
+
+    One pass over both tensors, the difference in one reused buffer, every row's sum in
+    the outputs' own floating type (float32 for half types) and the rows' in float64,
+    all chunks' values read from the device at once.  A chunk whose values need more
+    (an error above the tolerance, a non-finite value, a row sum that overflowed) is
+    read again by :func:`_exact_chunk`.
+    """
+    step = _CHUNK * _FAST_CHUNKS
+    acc = torch.float64 if o.dtype == torch.float64 else torch.float32
+    buf = torch.empty(min(step, o.numel()), dtype=o.dtype, device=o.device)
+    rows = []
+    for start in range(0, o.numel(), step):
+        oc, rc = o[start: start + step], r[start: start + step]
+        d = torch.sub(oc, rc, out=buf[: oc.numel()]).abs_()
+        rows.append(torch.stack([d.max().to(torch.float64), _row_sum(d, acc, True), _row_sum(rc, acc, True),
+                                 _row_sum(d, acc, False)]))
+    return torch.stack(rows).tolist()
+
+
+def _beyond(oc: torch.Tensor, rc: torch.Tensor, tol: float) -> int:
+    """Elements whose (finite) error exceeds ``tol + tol * |out|``."""
+    return int(((oc - rc).abs() > tol + tol * oc.abs()).sum())
+
+
 def compare_tensor(out: torch.Tensor, ref: torch.Tensor, tol: float) -> tuple[bool, float, float, float, dict]:
     """(allclose, max |out - ref|, ||out - ref||^2, ||ref||^2, counts), chunked, on the tensors' device.
 
     The match is ``torch.allclose(ref, out, atol=tol, rtol=tol)`` in the outputs' own
     floating dtype, as KernelBench computes it (equal values, infinities included,
-    are close; NaN never is); the error norms accumulate in float64.  ``counts`` has
-    the mismatched elements, the output's non-finite elements where the reference
-    is finite, and the sum of the finite absolute errors.
+    are close; NaN never is).  ``counts`` has the mismatched elements, the output's
+    non-finite elements where the reference is finite, and the sum of the finite
+    absolute errors.  A first pass (:func:`_fast_stats`) gives every chunk's maximum
+    error and sums; a chunk is read again only where its maximum error is above ``tol``
+    (to count the elements outside the tolerance) or a value is not finite (then with
+    float64 sums, as every chunk was summed before: that read and wrote about twice the
+    bytes and synchronised once per 4M elements).
     """
     o, r = out.detach().reshape(-1), ref.detach().reshape(-1)
     if not (o.is_floating_point() and o.dtype == r.dtype):
         o, r = o.to(torch.float64), r.to(torch.float64)
     ok, max_abs, num, den = True, 0.0, 0.0, 0.0
     counts = {"mismatched": 0, "non_finite": 0, "abs_sum": 0.0}
-    for start in range(0, r.numel(), _CHUNK):
-        oc, rc = o[start: start + _CHUNK], r[start: start + _CHUNK]
-        d = (oc - rc).abs()
-        d64 = d.to(torch.float64)
-        # the chunk's scalars in one read from the device (one synchronisation, not four)
-        m, sq, ref_sq, abs_sum = torch.stack([
-            d.max().to(torch.float64), torch.dot(d64, d64),
-            torch.linalg.vector_norm(rc, dtype=torch.float64) ** 2, d64.sum()]).tolist()
-        if not m <= tol:  # only then can an element be outside tol + tol * |out| (NaN included)
-            # as torch.isclose: equal values (infinities included) are close, and otherwise only a
-            # finite error within tol + tol * |out| is (an infinite output is never close to a finite one)
-            close = (oc == rc) | (torch.isfinite(d) & (d <= tol + tol * oc.abs()))
-            bad = int((~close).sum())
-            if bad:
-                ok = False
-                counts["mismatched"] += bad
-        if not math.isfinite(m):  # a finite max error: no output element is non-finite where the reference is finite
-            counts["non_finite"] += int((~torch.isfinite(oc) & torch.isfinite(rc)).sum())
-        max_abs = max(max_abs, m if m == m else float("inf"))  # NaN counts as unbounded error
-        num += sq  # inf or NaN errors make it inf or NaN, as a sum of squares does
-        den += ref_sq
-        counts["abs_sum"] += abs_sum if math.isfinite(m) else float(d64.nan_to_num(nan=0.0, posinf=0.0).sum())
+    step = _CHUNK * _FAST_CHUNKS
+    for i, (m, sq, ref_sq, s) in enumerate(_fast_stats(o, r) if r.numel() else []):
+        end = min((i + 1) * step, r.numel())
+        spans = [(a, min(a + _CHUNK, end)) for a in range(i * step, end, _CHUNK)]
+        if not all(math.isfinite(x) for x in (m, sq, ref_sq, s)):
+            # a non-finite value or an overflowed row: read again with float64 sums
+            parts = [_exact_chunk(o[a:b], r[a:b], tol) for a, b in spans]
+        else:  # every error finite: an element is close exactly when within tol + tol * |out|
+            bad = 0 if m <= tol else sum(_beyond(o[a:b], r[a:b], tol) for a, b in spans)
+            parts = [(m, sq, ref_sq, {"mismatched": bad, "non_finite": 0, "abs_sum": s})]
+        for m, sq, ref_sq, c in parts:
+            ok = ok and c["mismatched"] == 0
+            max_abs = max(max_abs, m)
+            num += sq  # inf or NaN errors make it inf or NaN, as a sum of squares does
+            den += ref_sq
+            for k in counts:
+                counts[k] += c[k]
     return ok, max_abs, num, den, counts
 
 

@@ -23,13 +23,20 @@ from typing import Any
 import torch
 
 from kernelbench.reward_hardening.ipc.framing import value_to_json
-from kernelbench.reward_hardening.ipc.lending import fingerprint, input_digest
+from kernelbench.reward_hardening.ipc.lending import fingerprint
 from kernelbench.reward_hardening.judge.values import flat_outputs, perturb
 from kernelbench.reward_hardening.worker_runtime import seed_generators
 
 __all__ = ["JudgeData"]
 
 _FINITE_CHUNK = 1 << 26  # elements per finiteness check (a 64 MiB mask at most)
+
+
+def _numel(shape: list[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
 
 
 class JudgeData:
@@ -39,6 +46,7 @@ class JudgeData:
     dtype: torch.dtype
     arena: Any
     pool: Any
+    stage_pool: Any
     model: Any
     module: Any
     structure: dict
@@ -137,9 +145,49 @@ class JudgeData:
             keys.append(key)
         return keys
 
+    def _output_specs(self) -> list[tuple[list[int], torch.dtype]]:
+        return [(o["shape"], getattr(torch, o["dtype"])) for o in self.structure["outputs"] if "shape" in o]
+
     def _staging_like_reference(self) -> list[int]:
-        return self._staging([(o["shape"], getattr(torch, o["dtype"])) for o in self.structure["outputs"]
-                              if "shape" in o])
+        return self._staging(self._output_specs())
+
+    def _private_staging(self, spots: int, hold_bytes: int) -> list[int]:
+        """A timed call's staging that is never lent (the trusted read on CUDA fills it).
+
+        Lent staging comes from the lent pool, fresh for every call, and starts as NaN so
+        that an output the candidate never wrote cannot match.  Where the judge itself
+        copies the frozen candidate's outputs into staging (the trusted read), staging is
+        never exported: it comes from a pool of its own that lives for the sample
+        (``stage_pool``), and is not filled, since a staging buffer is compared only after
+        a read that wrote every byte the comparison reads.  On level 1 at 100 timed trials
+        the fill and the allocation were ``stage`` (15 s) and about half of ``release``
+        (47 s) of 712 (run 47, H100).
+
+        The pool is warmed, the first time, with as many sets as the timing loop can hold
+        for spot checks compared after the loop (at most ``spots``, at most
+        ``hold_bytes`` of them) plus the current one, so every later set is served from
+        the pool: the time between two calls does not tell the candidate whether the
+        earlier call's outputs were kept for a check.
+        """
+        specs = self._output_specs()
+        if self.stage_pool is None:
+            self.stage_pool = torch.cuda.MemPool() if self.device.type == "cuda" else None
+            set_bytes = sum(_numel(shape) * torch.empty((), dtype=dtype).element_size() for shape, dtype in specs)
+            held = min(max(int(spots), 0), int(hold_bytes) // set_bytes if set_bytes else 0)
+            with self._stage_alloc():
+                warm = [torch.empty(shape, dtype=dtype, device=self.device)
+                        for _ in range(held + 1) for shape, dtype in specs]
+            del warm
+        keys = []
+        with self._stage_alloc():
+            for shape, dtype in specs:
+                keys.append(self.arena.empty(shape, dtype)[0])
+        return keys
+
+    def _stage_alloc(self):
+        if self.stage_pool is not None:
+            return torch.cuda.use_mem_pool(self.stage_pool, self.device)
+        return contextlib.nullcontext()
 
     @staticmethod
     def _private(outs: list, inputs: list) -> list:
@@ -273,11 +321,11 @@ class JudgeData:
                         return False
         return True
 
-    def _inputs_unchanged(self, keys: list[int], fps: list, sample_key: int | None = None) -> bool:
-        """The lent inputs' digests again (``sample_key``: the timed calls' sampled check, see ``input_digest``)."""
+    def _inputs_unchanged(self, keys: list[int], fps: list) -> bool:
+        """The lent inputs' fingerprints again (the correctness probes'; timed calls: ``InputCheck``)."""
         self.sync()
         with self.part("digest"):
-            return all(input_digest(self.arena.tensor(k), sample_key) == fp for k, fp in zip(keys, fps))
+            return all(fingerprint(self.arena.tensor(k)) == fp for k, fp in zip(keys, fps))
 
     def _check_deterministic(self) -> bool:
         """Whether ``get_inputs`` gives the same values twice under one seed (checked once)."""

@@ -168,6 +168,8 @@ class StagingAccess:
         if header.get("which") == "timed":
             if self.timed is None:
                 raise RuntimeError("no timed call to lend staging for")
+            if self.timed.get("private_stage"):  # made unfilled, from a pool that is never exported
+                raise RuntimeError("this timed call's staging is the judge's own and is never lent")
             metas, fds = self.arena.export(self.timed["stage"])
             return self.reply({"staging": metas}, fds)
         if self.current is None:

@@ -1,9 +1,9 @@
 """The judge's side of the timed calls: a fresh hidden input set per call, its check after.
 
 Every timed call of the candidate (and of the reference's twin) gets an input set the
-judge generated for it in memory no earlier set used, digested before the call and
-again after it (on a secret sample of rows above ``SAMPLE_MIN_BYTES``, see
-:func:`~kernelbench.reward_hardening.ipc.lending.input_digest`); a spot-checked call's
+judge generated for it in memory no earlier set used, copied before the call and
+compared after it (on a secret sample of rows above ``SAMPLE_MIN_BYTES``, see
+:class:`~kernelbench.reward_hardening.ipc.lending.InputCheck`); a spot-checked call's
 staged outputs are compared with the reference after the timing loop.  The judge's
 own timed reference calls (``ref_prepare``, ``ref_time``) are here too.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from kernelbench.reward_hardening.ipc.lending import input_digest
+from kernelbench.reward_hardening.ipc.lending import InputCheck
 from kernelbench.reward_hardening.judge.compare import compare
 from kernelbench.reward_hardening.judge.values import flat_outputs
 from kernelbench.reward_hardening.worker_runtime import timed_call
@@ -28,7 +28,7 @@ class TimedInputs:
     """Mixed into :class:`~kernelbench.reward_hardening.judge.worker.Judge` (its data: ``JudgeData``)."""
 
     def cmd_timed_input(self, header: dict) -> None:
-        """A fresh hidden input set for one timed candidate call (+ staging when spot-checked).
+        """A fresh hidden input set for one timed candidate call, and staging for its outputs.
 
         Every timed call gets newly generated values, never a view, shift or
         permutation of an earlier input.  The reference outputs of a spot-checked call
@@ -44,16 +44,20 @@ class TimedInputs:
             private = None if deterministic else [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
             items, keys = self._lend(inputs)
         del inputs
-        sample_key = secrets.randbits(63)  # the rows the input check samples (input_digest); stays here
-        with self.part("digest"):
-            fps = [input_digest(self.arena.tensor(k), sample_key) for k in keys]
+        sample_key = secrets.randbits(63)  # the rows the input check samples (InputCheck); stays here
+        with self.part("check"):
+            checks = [InputCheck(self.arena.tensor(k), sample_key) for k in keys]
+        hidden = bool(header.get("private_stage"))  # never lent: the judge's trusted read fills it
         with self.part("stage"):
-            stage = self._staging_like_reference() if header.get("stage") else []
-        self.timed = {"seed": seed, "keys": keys, "fps": fps, "stage": stage, "private": private,
-                      "sample_key": sample_key}
+            stage = [] if not header.get("stage") else (
+                self._private_staging(int(header.get("spots", 0)), int(header.get("hold_bytes", 0))) if hidden
+                else self._staging_like_reference())
+        self.timed = {"seed": seed, "keys": keys, "checks": checks, "stage": stage, "private": private,
+                      "private_stage": hidden}
+        export_stage = self._export_staging and not hidden
         with self.part("export"):
-            metas, fds = self.arena.export(keys + (stage if self._export_staging else []))
-        by = {m["id"]: m for m in metas + ([] if self._export_staging else self.arena.describe(stage))}
+            metas, fds = self.arena.export(keys + (stage if export_stage else []))
+        by = {m["id"]: m for m in metas + ([] if export_stage else self.arena.describe(stage))}
         self.reply({"inputs": self._items(items, metas), "staging": [by[k] for k in stage],
                     "rng": self.forward_seed(seed)}, fds)
 
@@ -62,8 +66,10 @@ class TimedInputs:
         cur = self.timed
         if cur is None:
             raise RuntimeError("no timed input to check")
-        result: dict[str, Any] = {"inputs_unchanged": self._inputs_unchanged(cur["keys"], cur["fps"],
-                                                                             cur["sample_key"])}
+        self.sync()
+        with self.part("check"):
+            unchanged = all(c.unchanged(self.arena.tensor(k)) for k, c in zip(cur["keys"], cur["checks"]))
+        result: dict[str, Any] = {"inputs_unchanged": unchanged}
         if header.get("spot"):
             spot = {"seed": cur["seed"], "private": cur["private"], "stage": cur["stage"],
                     "layouts": header.get("layouts")}

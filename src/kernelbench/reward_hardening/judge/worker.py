@@ -65,6 +65,7 @@ class Judge(TimedInputs, StagingAccess, JudgeData):
         self.module: Any = None
         self.pool: Any = None
         self.pinned_pool: Any = None
+        self.stage_pool: Any = None  # a sample's timed staging that is never lent (JudgeData._private_staging)
         self.flush_buf: Any = None
         self.first: dict | None = None  # hidden probe 0: seed, private inputs, reference outputs (canary)
         self.previous: list = []  # the last probe's description (replay check)
@@ -365,7 +366,7 @@ class Judge(TimedInputs, StagingAccess, JudgeData):
         retains more than a little (``retained_bytes``) instead of reusing it.
         """
         self._drop_spots()
-        self.current = self.timed = self.first = self.ref_pool = None
+        self.current = self.timed = self.first = self.ref_pool = self.stage_pool = None
         self.previous, self.earlier_fps = [], []
         self._release()
         out: dict[str, Any] = {}

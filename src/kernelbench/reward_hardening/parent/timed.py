@@ -32,8 +32,7 @@ class TimedCalls(CandidateIO):
         cfg, ev = self.cfg, self.ev
         n = max(1, cfg.num_perf_trials)
         total = cfg.num_warmup + n
-        n_spot = max(2, int(round(cfg.spot_check_fraction * n)))
-        spots = set(self.rng.sample(range(cfg.num_warmup, total), min(n_spot, n)))
+        spots = set(self.rng.sample(range(cfg.num_warmup, total), self._spot_count()))
         deferred: list[TimingSample] = []
         inter = self._interleaver()
         for k in range(total):
@@ -74,14 +73,36 @@ class TimedCalls(CandidateIO):
                 s.spot_comparison = comparison(c) or Comparison(False, float("inf"), float("inf"),
                                                                  "no comparison")
 
+    def _spot_count(self) -> int:
+        """How many of the timing loop's calls are spot-checked."""
+        n = max(1, self.cfg.num_perf_trials)
+        return min(max(2, int(round(self.cfg.spot_check_fraction * n))), n)
+
+    def _checked_at_once(self, staging: list[dict]) -> bool:
+        """Whether a checked call with outputs this large is always compared at once (never held).
+
+        Above ``spot_hold_bytes`` no spot-checked output is held for after the loop: the
+        judge compares it right after the call, and the longer pause before the next call
+        tells the candidate, after the fact, which calls were checked (a known limit).
+        Reading an unchecked call's outputs there (on level 1 at 100 trials about 16 s,
+        of 6-8 GiB each) would hide nothing the pause does not show, and nothing reads
+        them afterwards, so only checked calls are read.  Below, every call is read: a
+        spot held for the end must look like any other call.
+        """
+        return sum(int(m.get("nbytes", 0)) for m in staging) > self.cfg.spot_hold_bytes
+
     def _read_output(self, phase: str, reply: dict, jr: dict, jfds: list[int],
                      check: bool) -> tuple[dict | None, list | None, list[int]]:
         """A timed or profiled call's outputs into the judge's staging: (copied, layouts, lent descriptors).
 
-        On the trusted path every output is read with the candidate frozen; otherwise the
-        harness copies the output of a call that will be checked into lent staging.
+        On the trusted path the outputs are read with the candidate frozen, after every
+        call except an unchecked one whose check would not be held (``_checked_at_once``);
+        otherwise the harness copies the output of a call that will be checked into lent
+        staging.
         """
         if self.ev.read_path == "trusted":
+            if not check and self._checked_at_once(jr["staging"]):
+                return None, None, []
             written, layouts, why = self._trusted_read(phase, reply.get("outputs"), jr["staging"], jfds)
             return {"written": written, "why": why}, layouts, []
         if not check:
@@ -103,11 +124,14 @@ class TimedCalls(CandidateIO):
         Returns the candidate's reply, the read (``copied``, ``layouts``; ``None`` when the
         call failed) and the parent's send and receive stamps around the call.
         """
-        jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62), "stage": stage})
+        # the trusted read on CUDA: the judge copies the outputs into staging it never lends
+        export = stage and self.ev.read_path == "trusted" and self.device.startswith("cuda")
+        jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62), "stage": stage,
+                                                  "private_stage": export, "spots": self._spot_count(),
+                                                  "hold_bytes": self.cfg.spot_hold_bytes})
         copied, layouts = None, None
         try:
             (inputs,), fds = repack([jr["inputs"]], jfds)
-            export = stage and self.ev.read_path == "trusted" and self.device.startswith("cuda")
             send = time.monotonic_ns()
             reply, _ = self.drv.request(phase, {"cmd": cmd, "inputs": inputs, "rng": jr.get("rng"), "export": export},
                                         fds)

@@ -1,0 +1,91 @@
+"""A timed call's staging that only the judge's trusted read writes: never lent, never filled.
+
+Where the judge copies the frozen candidate's outputs itself (CUDA), the parent asks for
+``private_stage``: the staging comes from the judge's own pool for the sample, is not
+NaN-filled and cannot be lent.  Lent staging (the harness writes it) keeps its NaN fill.
+"""
+
+import os
+
+import pytest
+import torch
+
+from kernelbench.reward_hardening.ipc.wire import recv_message
+
+
+def _timed_input(judge, peer, **header):
+    judge.cmd_timed_input({"cmd": "timed_input", "seed": 5, "stage": True, **header})
+    reply, fds = recv_message(peer)
+    assert reply.get("ok", True), reply
+    for fd in fds:
+        os.close(fd)
+    return reply
+
+
+def test_lent_staging_is_exported_and_starts_as_nan(demo_judge):
+    judge, peer = demo_judge(probe_seed=3)
+    reply = _timed_input(judge, peer)
+    (meta,) = reply["staging"]
+    assert meta["kind"] == "cpu" and not judge.timed["private_stage"]
+    assert torch.isnan(judge.arena.tensor(judge.timed["stage"][0])).all()
+
+
+def test_private_staging_is_neither_exported_nor_filled_and_cannot_be_lent(demo_judge):
+    judge, peer = demo_judge(probe_seed=3)
+    reply = _timed_input(judge, peer, private_stage=True, spots=20, hold_bytes=1 << 30)
+    (meta,) = reply["staging"]
+    assert meta["kind"] == "unexported" and "fd" not in meta and "handle" not in meta
+    assert judge.timed["private_stage"]
+    staged = judge.arena.tensor(judge.timed["stage"][0])
+    assert not torch.isnan(staged).any()  # not filled: the trusted read writes what is compared
+    with pytest.raises(RuntimeError, match="never lent"):  # (the command loop replies with the error)
+        judge.cmd_lend({"cmd": "lend", "which": "timed"})
+
+
+def test_the_parent_asks_for_private_staging_only_for_the_trusted_read_on_cuda():
+    from kernelbench.reward_hardening.config import HardeningConfig
+    from kernelbench.reward_hardening.parent.timed import TimedCalls
+
+    sent = []
+
+    class Session:
+        def request(self, cmd, header):
+            sent.append(header)
+            raise RuntimeError("stop after the request")  # the header is all this test needs
+
+    for device, path, stage, expected in (("cuda", "trusted", True, True), ("cuda", "harness", True, False),
+                                          ("cpu", "trusted", True, False), ("cuda", "trusted", False, False)):
+        calls = TimedCalls.__new__(TimedCalls)
+        calls.s, calls.device, calls.cfg = Session(), device, HardeningConfig(num_perf_trials=100)
+        calls.ev = type("Ev", (), {"read_path": path})()
+        with pytest.raises(RuntimeError, match="stop after"):
+            calls._fresh_call("timing", "time", "timing:0", False, stage=stage)
+        assert sent[-1]["private_stage"] is expected
+        assert sent[-1]["spots"] == 20 and sent[-1]["hold_bytes"] == calls.cfg.spot_hold_bytes
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA only")
+def test_private_staging_is_served_from_a_warmed_pool_whatever_is_held(demo_judge):
+    """After the first call no staging set needs new device memory, even while spot-checked sets are held."""
+    judge, b = demo_judge(device="cuda", probe_seed=3)
+    segments = None
+    for k in range(6):
+        judge.cmd_timed_input({"cmd": "timed_input", "seed": 10 + k, "stage": True, "private_stage": True,
+                               "spots": 3, "hold_bytes": 1 << 30})
+        reply, fds = recv_message(b)
+        for fd in fds:
+            os.close(fd)
+        now = sum(seg["total_size"] for seg in judge.stage_pool.snapshot())
+        segments = now if segments is None else segments
+        assert now == segments, (k, now, segments)
+        # three of the six calls are spot-checked and held (deferred) until the loop's end
+        judge.cmd_check_inputs({"cmd": "check_inputs", "spot": k % 2 == 0, "defer": True, "hold_bytes": 1 << 30})
+        verdict, _ = recv_message(b)
+        assert verdict["inputs_unchanged"] and verdict.get("deferred", False) is (k % 2 == 0)
+    judge.cmd_check_spots({"cmd": "check_spots"})
+    spots, _ = recv_message(b)
+    assert len(spots["comparisons"]) == 3
+    judge.cmd_release({"cmd": "release"})
+    recv_message(b)
+    assert judge.stage_pool is None
