@@ -296,11 +296,18 @@ def test_a_problem_that_kills_the_batch_is_reported_and_the_rest_still_run(tmp_p
     assert "died (rc 137)" in next(r for r in report["rows"] if r["id"] == 7)["off"]["explanation"]
 
 
-def _sweep_merge():
-    spec = importlib.util.spec_from_file_location("sweep_merge", REPO / "bench" / "sweep_merge.py")
+def _bench(name: str, monkeypatch=None):
+    """A script of ``bench/`` loaded in this process (with ``monkeypatch``, its folder importable as when run)."""
+    if monkeypatch is not None:
+        monkeypatch.syspath_prepend(str(REPO / "bench"))
+    spec = importlib.util.spec_from_file_location(name, REPO / "bench" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _sweep_merge():
+    return _bench("sweep_merge")
 
 
 def test_sweep_merge_keeps_the_latest_row_and_lists_what_is_missing(tmp_path):
@@ -451,28 +458,22 @@ def test_timing_paths_says_it_needs_cuda():
     assert proc.returncode == 2 and "CUDA only" in proc.stderr
 
 
-def test_fingerprint_cost_prints_a_table_and_writes_its_json(tmp_path):
-    import subprocess
-
-    proc = subprocess.run([sys.executable, str(REPO / "bench" / "fingerprint_cost.py"), "--sizes-mib", "2,4096",
-                           "--devices", "cpu", "--repeats", "1", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "two copies/current" in proc.stdout and "skipped: cpu 4096 MiB" in proc.stdout
+def test_fingerprint_cost_prints_a_table_and_writes_its_json(tmp_path, monkeypatch, capsys):
+    bench = _bench("fingerprint_cost", monkeypatch)
+    assert bench.main(["--sizes-mib", "2,4096", "--devices", "cpu", "--repeats", "1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "two copies/current" in out and "skipped: cpu 4096 MiB" in out
     data = json.loads((tmp_path / "fingerprint_cost.json").read_text())
     (row,) = data["rows"]
     assert row["device"] == "cpu" and row["mib"] == 2
     assert row["current_ms"] > 0 and row["two_copies_ms"] > 0 and row["sha256_ms"] > 0 and row["sampled_ms"] > 0
 
 
-def test_judge_costs_prints_a_table_and_writes_its_json(tmp_path):
-    import subprocess
-
-    proc = subprocess.run([sys.executable, str(REPO / "bench" / "judge_costs.py"), "--sizes-mib", "2",
-                           "--devices", "cpu", "--repeats", "1", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "exact/compare" in proc.stdout and "1 sizes timed" in proc.stdout
+def test_judge_costs_prints_a_table_and_writes_its_json(tmp_path, monkeypatch, capsys):
+    bench = _bench("judge_costs", monkeypatch)
+    assert bench.main(["--sizes-mib", "2", "--devices", "cpu", "--repeats", "1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "exact/compare" in out and "1 sizes timed" in out
     (row,) = json.loads((tmp_path / "judge_costs.json").read_text())["rows"]
     assert row["device"] == "cpu" and row["mib"] == 2 and row["alloc_ms"] is None
     assert row["compare_ms"] > 0 and row["exact_ms"] > 0 and row["randn_ms"] > 0 and row["copy_ms"] > 0

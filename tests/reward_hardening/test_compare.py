@@ -108,3 +108,27 @@ def test_errors_above_the_absolute_tolerance_are_counted_by_the_relative_rule(mo
     out[[7, 1999, 3999]] += 1.0
     ok, _, _, _, counts = cmp.compare_tensor(out, ref, 1e-4)
     assert not ok and counts["mismatched"] == 3 == int((~torch.isclose(out, ref, rtol=1e-4, atol=1e-4)).sum())
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_outputs_against_float32_are_compared_as_if_widened_whole(monkeypatch, dtype):
+    """A reduced-precision variant's outputs are widened a chunk at a time, with the numbers of a whole widening."""
+    from kernelbench.reward_hardening.judge import compare as cmp
+
+    monkeypatch.setattr(cmp, "_CHUNK", 512)
+    gen = torch.Generator().manual_seed(5)
+    ref = torch.randn(5000, generator=gen)
+    half = (ref + 1e-3 * torch.randn(5000, generator=gen)).to(dtype)
+    assert cmp.compare([half], [ref], "fp32").as_dict() == cmp.compare([half.float()], [ref], "fp32").as_dict()
+
+
+def test_integer_outputs_are_compared_in_float64_a_chunk_at_a_time(monkeypatch):
+    from kernelbench.reward_hardening.judge import compare as cmp
+
+    monkeypatch.setattr(cmp, "_CHUNK", 100)
+    ref = torch.arange(1000, dtype=torch.int64)
+    out = ref.clone()
+    assert cmp.compare([out], [ref], "fp32").match
+    out[[3, 999]] += 1
+    result = cmp.compare([out], [ref], "fp32")
+    assert not result.match and result.mismatched == 2 and result.max_abs == 1.0

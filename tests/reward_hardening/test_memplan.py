@@ -30,6 +30,17 @@ def test_lean_plan_when_kept_outputs_do_not_fit_and_unsupported_when_nothing_doe
     assert lean.fits
 
 
+def test_8_gib_in_and_out_with_a_small_workspace_fits_an_80_gb_card_lean():
+    """L1/38 and L1/39 (8 GiB in and out, 0.44 GiB of workspace measured): the variants hold one
+    half-width set or one TF32 output at a time, so the lean plan leaves the candidate its minimum."""
+    ws = int(0.44 * G)
+    plan = memplan.plan_memory(int(79.2 * G), 8 * G, 8 * G, 0, ws)
+    assert plan.fits and plan.lean and plan.candidate_bytes >= plan.min_candidate_bytes
+    assert memplan.judge_need(8 * G, 8 * G, 0, ws, lean=True) == 32 * G + 8 * G + 8 * G + ws + 3 * G
+    # a large workspace: the TF32 variant's output and workspace are held beside the kept outputs
+    assert memplan.judge_need(G, G, 0, 10 * G, lean=True) == 4 * G + G + 11 * G + 3 * G
+
+
 def test_small_problems_give_the_candidate_its_floor_not_the_whole_card():
     p = memplan.plan_memory(H200, 100 << 20, 100 << 20, 0, 0)
     assert p.fits and p.candidate_bytes == memplan.CANDIDATE_FLOOR_BYTES

@@ -85,6 +85,18 @@ def _row_sum(x: torch.Tensor, acc: torch.dtype, square: bool) -> torch.Tensor:
     return total
 
 
+def _common(o: torch.Tensor, r: torch.Tensor) -> torch.dtype | None:
+    """The dtype both sides are compared in, chunk by chunk (``None``: their own, the same floating dtype).
+
+    Two floating dtypes meet in the wider (a reduced-precision variant's half outputs against
+    float32 references: the values widened, as a whole-tensor ``to`` would give); anything
+    else (integers, booleans) in float64.
+    """
+    if o.is_floating_point() and r.is_floating_point():
+        return None if o.dtype == r.dtype else torch.promote_types(o.dtype, r.dtype)
+    return torch.float64
+
+
 def _fast_stats(o: torch.Tensor, r: torch.Tensor) -> list[list[float]]:
     """Per chunk of ``_CHUNK * _FAST_CHUNKS`` elements: [max |out - ref|, ||out - ref||^2, ||ref||^2, sum |out - ref|].
 
@@ -95,15 +107,23 @@ def _fast_stats(o: torch.Tensor, r: torch.Tensor) -> list[list[float]]:
     read again by :func:`_exact_chunk`.
     """
     step = _CHUNK * _FAST_CHUNKS
-    acc = torch.float64 if o.dtype == torch.float64 else torch.float32
-    buf = torch.empty(min(step, o.numel()), dtype=o.dtype, device=o.device)
+    dtype = _common(o, r) or o.dtype
+    acc = torch.float64 if dtype == torch.float64 else torch.float32
+    buf = torch.empty(min(step, o.numel()), dtype=dtype, device=o.device)
     rows = []
     for start in range(0, o.numel(), step):
-        oc, rc = o[start: start + step], r[start: start + step]
+        oc, rc = _chunk(o, r, start, start + step)
         d = torch.sub(oc, rc, out=buf[: oc.numel()]).abs_()
         rows.append(torch.stack([d.max().to(torch.float64), _row_sum(d, acc, True), _row_sum(rc, acc, True),
                                  _row_sum(d, acc, False)]))
     return torch.stack(rows).tolist()
+
+
+def _chunk(o: torch.Tensor, r: torch.Tensor, a: int, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Elements ``a:b`` of both sides in the dtype they are compared in (:func:`_common`)."""
+    oc, rc = o[a:b], r[a:b]
+    dtype = _common(o, r)
+    return (oc, rc) if dtype is None else (oc.to(dtype), rc.to(dtype))
 
 
 def _beyond(oc: torch.Tensor, rc: torch.Tensor, tol: float) -> int:
@@ -115,7 +135,8 @@ def compare_tensor(out: torch.Tensor, ref: torch.Tensor, tol: float) -> tuple[bo
     """(allclose, max |out - ref|, ||out - ref||^2, ||ref||^2, counts), chunked, on the tensors' device.
 
     The match is ``torch.allclose(ref, out, atol=tol, rtol=tol)`` in the outputs' own
-    floating dtype, as KernelBench computes it (equal values, infinities included,
+    floating dtype (two different ones in the wider, other types in float64, converted a
+    chunk at a time: no whole-tensor copy), as KernelBench computes it (equal values, infinities included,
     are close; NaN never is).  ``counts`` has the mismatched elements, the output's
     non-finite elements where the reference is finite, and the sum of the finite
     absolute errors.  A first pass (:func:`_fast_stats`) gives every chunk's maximum
@@ -125,8 +146,6 @@ def compare_tensor(out: torch.Tensor, ref: torch.Tensor, tol: float) -> tuple[bo
     bytes and synchronised once per 4M elements).
     """
     o, r = out.detach().reshape(-1), ref.detach().reshape(-1)
-    if not (o.is_floating_point() and o.dtype == r.dtype):
-        o, r = o.to(torch.float64), r.to(torch.float64)
     ok, max_abs, num, den = True, 0.0, 0.0, 0.0
     counts = {"mismatched": 0, "non_finite": 0, "abs_sum": 0.0}
     step = _CHUNK * _FAST_CHUNKS
@@ -135,9 +154,9 @@ def compare_tensor(out: torch.Tensor, ref: torch.Tensor, tol: float) -> tuple[bo
         spans = [(a, min(a + _CHUNK, end)) for a in range(i * step, end, _CHUNK)]
         if not all(math.isfinite(x) for x in (m, sq, ref_sq, s)):
             # a non-finite value or an overflowed row: read again with float64 sums
-            parts = [_exact_chunk(o[a:b], r[a:b], tol) for a, b in spans]
+            parts = [_exact_chunk(*_chunk(o, r, a, b), tol) for a, b in spans]
         else:  # every error finite: an element is close exactly when within tol + tol * |out|
-            bad = 0 if m <= tol else sum(_beyond(o[a:b], r[a:b], tol) for a, b in spans)
+            bad = 0 if m <= tol else sum(_beyond(*_chunk(o, r, a, b), tol) for a, b in spans)
             parts = [(m, sq, ref_sq, {"mismatched": bad, "non_finite": 0, "abs_sum": s})]
         for m, sq, ref_sq, c in parts:
             ok = ok and c["mismatched"] == 0

@@ -106,13 +106,18 @@ def judge_need(input_bytes: int, output_bytes: int, param_bytes: int, workspace_
     Lent memory (its own pool, whose cached blocks are reused but not returned while
     the judge lives): an input set and its perturbed copy, and two staging sets.
     Private memory: the reference outputs of the current probe (plus the first and
-    the previous probe's unless ``lean``), and the larger of the forward's
-    workspace and the reduced-precision variants of the first probe (a half-width
-    copy of the inputs and outputs, then the outputs widened again).
+    the previous probe's unless ``lean``), and the largest of what the first probe's
+    reduced-precision variants hold beside them, one variant at a time: the TF32
+    forward's outputs and workspace, or a half-width copy of the inputs with the
+    half-width outputs and workspace (the comparison widens them a chunk at a time).
+    Before, a variant's outputs were widened whole and the previous variant was still
+    held while the next ran (about 8 GiB more for L1/38 and L1/39, 8 GiB in and out,
+    which measured 66 GiB on the whole device on the H200, and the plan kept them off
+    an 80 GB card).
     """
     lent = 2 * input_bytes + 2 * output_bytes
     kept = output_bytes * (1 if lean else 3)
-    transient = max(workspace_bytes, input_bytes // 2 + output_bytes + output_bytes // 2)
+    transient = max(output_bytes + workspace_bytes, (input_bytes + output_bytes + workspace_bytes) // 2)
     return param_bytes + lent + kept + transient + JUDGE_TEMP_BYTES + PROCESS_OVERHEAD_BYTES
 
 
