@@ -45,10 +45,10 @@ def host_sums(monkeypatch):
 
 @pytest.fixture
 def demo_judge(tmp_path):
-    """``demo_judge(problem, device, load, probe_seed)``: a judge run in-process, and its peer's end of the pipe.
+    """``demo_judge(problem, device, load, probe_seed, source)``: a judge run in-process, and its peer's end of the pipe.
 
-    The judge serves a demo problem (``level1/1_Elementwise_add.py`` by default) from a
-    copy in ``tmp_path``; on CUDA it is set up as its command loop sets itself up.  With
+    The judge serves a demo problem (``level1/1_Elementwise_add.py`` by default, or the
+    program ``source``) from a copy in ``tmp_path``; on CUDA it is set up as its command loop sets itself up.  With
     ``load`` the reference is loaded; with ``probe_seed`` one probe fixes the output
     structure (its descriptors closed, the probe dropped).
     """
@@ -56,10 +56,10 @@ def demo_judge(tmp_path):
     from kernelbench.reward_hardening.judge.worker import Judge
 
     def make(problem: str = "level1/1_Elementwise_add.py", device: str = "cpu", load: bool = True,
-             probe_seed: int | None = None):
+             probe_seed: int | None = None, source: str | None = None):
         a, b = mp.Pipe(duplex=True)
         src = tmp_path / "ref.py"
-        src.write_text((DEMO / problem).read_text())
+        src.write_text(source if source is not None else (DEMO / problem).read_text())
         judge = Judge(a, {"device": device, "precision": "fp32", "source_path": str(src)})
         if device == "cuda":
             import torch

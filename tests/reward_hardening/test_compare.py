@@ -132,3 +132,23 @@ def test_integer_outputs_are_compared_in_float64_a_chunk_at_a_time(monkeypatch):
     out[[3, 999]] += 1
     result = cmp.compare([out], [ref], "fp32")
     assert not result.match and result.mismatched == 2 and result.max_abs == 1.0
+
+
+def test_tiny_values_keep_their_relative_error(monkeypatch):
+    """Values whose float32 squares underflow (below about 1e-19) get their sums in float64."""
+    from kernelbench.reward_hardening.judge import compare as cmp
+
+    monkeypatch.setattr(cmp, "_CHUNK", 256)
+    for scale in (1e-21, 1e-22, 1e-30):
+        ref = torch.rand(3000) * scale + scale
+        result = cmp.compare([ref * 1.01], [ref], "fp32")
+        assert result.match and result.rel_error == pytest.approx(0.01, rel=1e-3), (scale, result.rel_error)
+
+
+def test_complex_outputs_compare_both_parts():
+    ref = torch.randn(1000, dtype=torch.complex64)
+    out = ref.clone()
+    assert compare([out], [ref], "fp32").match
+    out.imag[17] += 1.0  # only the imaginary part differs
+    result = compare([out], [ref], "fp32")
+    assert not result.match and result.mismatched == 1

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from kernelbench.reward_hardening.ipc import lending
-from kernelbench.reward_hardening.ipc.lending import InputCheck, import_tensor
+from kernelbench.reward_hardening.ipc.lending import InputCheck, import_tensor, input_checks
 from kernelbench.reward_hardening.ipc.wire import recv_message
 from kernelbench.reward_hardening.parent.records import request_totals
 
@@ -39,6 +39,18 @@ def test_small_tensors_are_copied_whole_and_large_ones_on_a_sample(monkeypatch):
     check = InputCheck(x, 12345)
     assert check.rows is not None and check.nbytes == (4 * ROW + 5) * 4  # 4 of 64 rows and the tail
     assert check.unchanged(x.clone())
+
+
+def test_a_set_is_copied_whole_up_to_the_threshold_smallest_tensors_first(sampled):
+    """However many tensors a set has, its whole copies stay within SAMPLE_MIN_BYTES (64 KiB here)."""
+    sizes_kib = [64, 16, 1024, 32]  # 16 and 32 fit the budget; 64 would exceed what is left
+    tensors = [torch.rand(k * 256) for k in sizes_kib]
+    checks = input_checks(tensors, 9)
+    assert [c.rows is None for c in checks] == [False, True, False, True]
+    assert sum(c.nbytes for c in checks if c.rows is None) <= lending.SAMPLE_MIN_BYTES
+    assert all(c.unchanged(t) for c, t in zip(checks, tensors))
+    tensors[1][-1] += 1.0  # a whole-copied tensor: any single change is seen
+    assert not checks[1].unchanged(tensors[1])
 
 
 def test_the_copy_is_private_and_the_same_key_draws_the_same_rows(sampled):

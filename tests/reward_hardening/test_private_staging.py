@@ -64,28 +64,52 @@ def test_the_parent_asks_for_private_staging_only_for_the_trusted_read_on_cuda()
         assert sent[-1]["spots"] == 20 and sent[-1]["hold_bytes"] == calls.cfg.spot_hold_bytes
 
 
-@pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA only")
-def test_private_staging_is_served_from_a_warmed_pool_whatever_is_held(demo_judge):
-    """After the first call no staging set needs new device memory, even while spot-checked sets are held."""
-    judge, b = demo_judge(device="cuda", probe_seed=3)
-    segments = None
+def _pool_bytes_per_call(judge, peer, warm_hold: int) -> list[int]:
+    """The stage pool's segment bytes after each of six timed calls, three of them spot-checked and held."""
+    sizes = []
     for k in range(6):
         judge.cmd_timed_input({"cmd": "timed_input", "seed": 10 + k, "stage": True, "private_stage": True,
-                               "spots": 3, "hold_bytes": 1 << 30})
-        reply, fds = recv_message(b)
+                               "spots": 3, "hold_bytes": warm_hold})
+        _, fds = recv_message(peer)
         for fd in fds:
             os.close(fd)
-        now = sum(seg["total_size"] for seg in judge.stage_pool.snapshot())
-        segments = now if segments is None else segments
-        assert now == segments, (k, now, segments)
-        # three of the six calls are spot-checked and held (deferred) until the loop's end
+        sizes.append(sum(seg["total_size"] for seg in judge.stage_pool.snapshot()))
+        judge.timed["read"] = True  # as the judge's device read marks it
         judge.cmd_check_inputs({"cmd": "check_inputs", "spot": k % 2 == 0, "defer": True, "hold_bytes": 1 << 30})
-        verdict, _ = recv_message(b)
+        verdict, _ = recv_message(peer)
         assert verdict["inputs_unchanged"] and verdict.get("deferred", False) is (k % 2 == 0)
     judge.cmd_check_spots({"cmd": "check_spots"})
-    spots, _ = recv_message(b)
+    spots, _ = recv_message(peer)
     assert len(spots["comparisons"]) == 3
     judge.cmd_release({"cmd": "release"})
-    recv_message(b)
+    recv_message(peer)
     assert judge.stage_pool is None
+    return sizes
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA only")
+def test_private_staging_is_served_from_a_warmed_pool_whatever_is_held(demo_judge, add_problem):
+    """After the first call no staging set needs new device memory while spot-checked sets are held;
+    the same calls without the warm-up (the pool warmed for no held set) do need it."""
+    judge, peer = demo_judge(device="cuda", probe_seed=3, source=add_problem(1024, 4096))  # 16 MiB outputs
+    warmed = _pool_bytes_per_call(judge, peer, warm_hold=1 << 30)
+    assert len(set(warmed)) == 1, warmed
+    judge.cmd_probe({"cmd": "probe", "seed": 4})
+    _, fds = recv_message(peer)
+    for fd in fds:
+        os.close(fd)
+    judge.current = None
+    cold = _pool_bytes_per_call(judge, peer, warm_hold=0)
+    assert cold[-1] > cold[0], cold  # the control: held sets made the pool grow
+
+
+def test_a_private_staging_set_is_compared_only_after_the_judges_read(demo_judge):
+    judge, peer = demo_judge(probe_seed=3)
+    judge.cmd_timed_input({"cmd": "timed_input", "seed": 5, "stage": True, "private_stage": True, "spots": 2,
+                           "hold_bytes": 1 << 30})
+    _, fds = recv_message(peer)
+    for fd in fds:
+        os.close(fd)
+    with pytest.raises(RuntimeError, match="only after the judge's read"):
+        judge.cmd_check_inputs({"cmd": "check_inputs", "spot": True, "defer": True, "hold_bytes": 1 << 30})

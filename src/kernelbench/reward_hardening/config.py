@@ -6,13 +6,19 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["AUDIT", "ENFORCE", "HardeningConfig", "MODES", "POLICIES", "PRACTICAL", "SOURCE_STRICT",
-           "cpu_threads_per_evaluation", "default_build_dir", "usable_cpus"]
+__all__ = ["AUDIT", "ENFORCE", "HardeningConfig", "MODES", "POLICIES", "PRACTICAL", "SAMPLE_FRACTION",
+           "SAMPLE_MIN_BYTES", "SOURCE_STRICT", "cpu_threads_per_evaluation", "default_build_dir", "usable_cpus"]
 
 # the one definition of the hardened path's modes and policies (the CLI, the code table
 # and the policy module import them)
 AUDIT, ENFORCE = MODES = ("audit", "enforce")
 SOURCE_STRICT, PRACTICAL = POLICIES = ("source_strict", "practical")
+
+# the timed calls' input check (ipc.lending.input_checks; the judge's memory plan counts it):
+# an input set's tensors are copied whole up to this many bytes in all, the rest checked on a
+# secret sample of SAMPLE_FRACTION of their rows
+SAMPLE_MIN_BYTES = 256 << 20
+SAMPLE_FRACTION = 1 / 16
 
 
 def default_build_dir(candidate_src: str, root: str | None = None) -> str:

@@ -92,9 +92,10 @@ def input_mutation(ev):
         The judge checks every input set it lends after the call, on the device
         (correctness probes: a whole-tensor fingerprint taken before the call; timed
         calls: a private copy of the bits, compared after); the candidate holds handles
-        to its inputs, so this is checked after every call.  A timed call's inputs
-        above 256 MiB are copied and compared on a secret sample of 1/16 of their rows
-        (the same rows before and after; a new sample every call).
+        to its inputs, so this is checked after every call.  A timed call's input set
+        is copied whole up to 256 MiB (its smallest tensors first) and its other
+        tensors on a secret sample of 1/16 of their rows (the same rows before and
+        after; a new sample every call).
 
     Why it matters
         Zeroing or overwriting inputs makes the reference's later work trivial or the

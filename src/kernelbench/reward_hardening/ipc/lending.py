@@ -32,7 +32,9 @@ from typing import Any
 
 import torch
 
-__all__ = ["SharedArena", "export_tensor", "fingerprint", "import_tensor", "InputCheck", "shared_empty"]
+from kernelbench.reward_hardening.config import SAMPLE_FRACTION, SAMPLE_MIN_BYTES  # (tests patch them here)
+
+__all__ = ["SharedArena", "export_tensor", "fingerprint", "import_tensor", "input_checks", "InputCheck", "shared_empty"]
 
 _DTYPES = {str(d).replace("torch.", ""): d for d in (
     torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.int16, torch.int32,
@@ -45,10 +47,6 @@ _HASH_MAX_BYTES = 1 << 20  # host tensors up to this size are digested with SHA-
 # thread hashes about 1.2 GiB/s, the reductions manage 0.35-0.65 GiB/s per thread (a
 # 2-core host: 256 KiB 0.14 ms against 0.5 ms, 4 MiB 3.3 against 6.4 ms, 64 MiB 52 against 187 ms)
 _HASH_MAX_THREADS = 4
-# the timed calls' input check (InputCheck): tensors above this size are checked on a
-# secret sample of SAMPLE_FRACTION of their rows, smaller ones whole
-SAMPLE_MIN_BYTES = 256 << 20
-SAMPLE_FRACTION = 1 / 16
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -258,10 +256,11 @@ class InputCheck:
     """The timed calls' input check: a private copy of the bits of a secret sample of one lent input.
 
     Every timed call gets a fresh input set, checked before the call and again after it.
-    Taken before the call, the check copies the input's bits (of a tensor larger than
-    ``SAMPLE_MIN_BYTES``, only ``SAMPLE_FRACTION`` of its rows of ``_ROW`` elements and
-    its tail, the rows drawn from ``sample_key`` on the tensor's device) into the judge's
-    own memory; after the call :meth:`unchanged` reads the same bits again and compares
+    Taken before the call, the check copies the input's bits (unless ``whole``, only
+    ``SAMPLE_FRACTION`` of its rows of ``_ROW`` elements and its tail, the rows drawn
+    from ``sample_key`` on the tensor's device; ``whole`` defaults to the tensor being at
+    most ``SAMPLE_MIN_BYTES``, and :func:`input_checks` decides it for a whole set) into
+    the judge's own memory; after the call :meth:`unchanged` reads the same bits again and compares
     them with ``torch.equal`` on their integer view (NaN payloads included).  The rows
     are unknown to the candidate, which holds no copy of the key or of the sample.  An
     in-place operation over a whole input is seen every time; a write confined to a few
@@ -277,10 +276,12 @@ class InputCheck:
     the call's duration.
     """
 
-    def __init__(self, t: torch.Tensor, sample_key: int):
+    def __init__(self, t: torch.Tensor, sample_key: int, whole: bool | None = None):
         flat = _flat_bits(t)
         self.rows: torch.Tensor | None = None
-        if flat.numel() * flat.element_size() > SAMPLE_MIN_BYTES:
+        if whole is None:
+            whole = flat.numel() * flat.element_size() <= SAMPLE_MIN_BYTES
+        if not whole and flat.numel() >= _ROW:
             n_rows = flat.numel() // _ROW
             k = max(1, math.ceil(n_rows * SAMPLE_FRACTION))
             gen = torch.Generator(device=flat.device).manual_seed(int(sample_key) & ((1 << 63) - 1))
@@ -306,6 +307,23 @@ class InputCheck:
     @property
     def nbytes(self) -> int:
         return self.bits.numel() * self.bits.element_size()
+
+
+def input_checks(tensors: list[torch.Tensor], sample_key: int) -> list[InputCheck]:
+    """:class:`InputCheck` of every tensor of one input set, its whole copies at most ``SAMPLE_MIN_BYTES``.
+
+    The smallest tensors are copied whole while the whole copies stay within
+    ``SAMPLE_MIN_BYTES`` (a bias or a small operand is always checked entirely); the
+    others are checked on their sample.  So a set holds at most ``SAMPLE_MIN_BYTES`` plus
+    ``SAMPLE_FRACTION`` of the rest in the judge's memory, however many tensors it has.
+    """
+    sizes = [t.numel() * t.element_size() for t in tensors]
+    whole, budget = set(), SAMPLE_MIN_BYTES
+    for i in sorted(range(len(tensors)), key=lambda j: sizes[j]):
+        if sizes[i] <= budget:
+            whole.add(i)
+            budget -= sizes[i]
+    return [InputCheck(t, sample_key, whole=i in whole) for i, t in enumerate(tensors)]
 
 
 def _flat_bits(t: torch.Tensor) -> torch.Tensor:

@@ -19,6 +19,7 @@ _TOL = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2}
 _CHUNK = 1 << 22  # elements per float64 chunk of the exact pass (32 MiB per temporary)
 _FAST_CHUNKS = 4  # exact chunks per chunk of the first pass (its one buffer: 16M elements)
 _ROW = 2048  # elements one accumulator of the first pass adds (in float32 for float32 and half types)
+_TINY = 1e-30  # a chunk's sum of squares below this is taken again in float64 (float32 squares underflow)
 
 
 VALUES_DIFFER = "values differ beyond tolerance"
@@ -145,15 +146,19 @@ def compare_tensor(out: torch.Tensor, ref: torch.Tensor, tol: float) -> tuple[bo
     float64 sums, as every chunk was summed before: that read and wrote about twice the
     bytes and synchronised once per 4M elements).
     """
-    o, r = out.detach().reshape(-1), ref.detach().reshape(-1)
+    o, r = out.detach(), ref.detach()
+    if o.is_complex() or r.is_complex():  # real and imaginary parts both compared
+        o, r = (torch.view_as_real(x.to(torch.promote_types(x.dtype, torch.complex64))) for x in (o, r))
+    o, r = o.reshape(-1), r.reshape(-1)
     ok, max_abs, num, den = True, 0.0, 0.0, 0.0
     counts = {"mismatched": 0, "non_finite": 0, "abs_sum": 0.0}
     step = _CHUNK * _FAST_CHUNKS
     for i, (m, sq, ref_sq, s) in enumerate(_fast_stats(o, r) if r.numel() else []):
         end = min((i + 1) * step, r.numel())
         spans = [(a, min(a + _CHUNK, end)) for a in range(i * step, end, _CHUNK)]
-        if not all(math.isfinite(x) for x in (m, sq, ref_sq, s)):
-            # a non-finite value or an overflowed row: read again with float64 sums
+        if not all(math.isfinite(x) for x in (m, sq, ref_sq, s)) or ref_sq < _TINY or (m > 0 and sq < _TINY):
+            # a non-finite value, an overflowed row, or values so small that their float32
+            # squares lose precision (below about 1e-19): read again with float64 sums
             parts = [_exact_chunk(*_chunk(o, r, a, b), tol) for a, b in spans]
         else:  # every error finite: an element is close exactly when within tol + tol * |out|
             bad = 0 if m <= tol else sum(_beyond(*_chunk(o, r, a, b), tol) for a, b in spans)

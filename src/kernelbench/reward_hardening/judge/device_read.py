@@ -226,4 +226,6 @@ class StagingAccess:
             return self.reply({"ok": False, "evaluator_fault": True,
                                "error": f"device read: {type(exc).__name__}: {exc}"[:500]})
         self.sync()
+        if which == "timed" and self.timed is not None:
+            self.timed["read"] = True  # its staging holds this call's outputs (check_inputs may compare it)
         self.reply({"written": True, "reads": reads})

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from kernelbench.reward_hardening.ipc.lending import InputCheck
+from kernelbench.reward_hardening.ipc.lending import input_checks
 from kernelbench.reward_hardening.judge.compare import compare
 from kernelbench.reward_hardening.judge.values import flat_outputs
 from kernelbench.reward_hardening.worker_runtime import timed_call
@@ -46,7 +46,9 @@ class TimedInputs:
         del inputs
         sample_key = secrets.randbits(63)  # the rows the input check samples (InputCheck); stays here
         with self.part("check"):
-            checks = [InputCheck(self.arena.tensor(k), sample_key) for k in keys]
+            checks = input_checks([self.arena.tensor(k) for k in keys], sample_key)
+            if self.flush_buf is not None:
+                self.flush_buf.fill_(7)  # the sampled rows' lines leave L2: no cache timing tells which rows
         hidden = bool(header.get("private_stage"))  # never lent: the judge's trusted read fills it
         with self.part("stage"):
             stage = [] if not header.get("stage") else (
@@ -69,7 +71,11 @@ class TimedInputs:
         self.sync()
         with self.part("check"):
             unchanged = all(c.unchanged(self.arena.tensor(k)) for k, c in zip(cur["keys"], cur["checks"]))
+        cur["checks"] = None  # the copies go before a spot's reference forward
         result: dict[str, Any] = {"inputs_unchanged": unchanged}
+        if header.get("spot") and cur.get("private_stage") and not cur.get("read"):
+            # unfilled staging holds whatever the pool held before: compared only once the judge's read wrote it
+            raise RuntimeError("a timed call's own staging is compared only after the judge's read filled it")
         if header.get("spot"):
             spot = {"seed": cur["seed"], "private": cur["private"], "stage": cur["stage"],
                     "layouts": header.get("layouts")}

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from kernelbench.reward_hardening.config import SAMPLE_FRACTION, SAMPLE_MIN_BYTES
+
 __all__ = ["MemoryPlan", "plan_memory"]
 
 GiB = 1 << 30
@@ -113,12 +115,15 @@ def judge_need(input_bytes: int, output_bytes: int, param_bytes: int, workspace_
     Before, a variant's outputs were widened whole and the previous variant was still
     held while the next ran (about 8 GiB more for L1/38 and L1/39, 8 GiB in and out,
     which measured 66 GiB on the whole device on the H200, and the plan kept them off
-    an 80 GB card).
+    an 80 GB card).  Beside them, the timed calls' input check (``input_checks``: its
+    whole copies at most ``SAMPLE_MIN_BYTES``, then a ``SAMPLE_FRACTION`` of the rest).
     """
     lent = 2 * input_bytes + 2 * output_bytes
     kept = output_bytes * (1 if lean else 3)
     transient = max(output_bytes + workspace_bytes, (input_bytes + output_bytes + workspace_bytes) // 2)
-    return param_bytes + lent + kept + transient + JUDGE_TEMP_BYTES + PROCESS_OVERHEAD_BYTES
+    # the timed calls' input check: whole copies up to SAMPLE_MIN_BYTES, a sample of the rest
+    check = min(input_bytes, SAMPLE_MIN_BYTES + -(-input_bytes // round(1 / SAMPLE_FRACTION)))
+    return param_bytes + lent + kept + transient + check + JUDGE_TEMP_BYTES + PROCESS_OVERHEAD_BYTES
 
 
 def plan_memory(total_bytes: int, input_bytes: int, output_bytes: int, param_bytes: int = 0,
