@@ -152,3 +152,13 @@ def test_complex_outputs_compare_both_parts():
     out.imag[17] += 1.0  # only the imaginary part differs
     result = compare([out], [ref], "fp32")
     assert not result.match and result.mismatched == 1
+
+
+def test_same_values_sees_the_imaginary_part():
+    from kernelbench.reward_hardening.judge.compare import same_values
+
+    a = torch.randn(50, dtype=torch.complex64)
+    b = a.clone()
+    assert same_values([a], [b])
+    b.imag[3] += 1.0
+    assert not same_values([a], [b])

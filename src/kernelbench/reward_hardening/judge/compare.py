@@ -210,7 +210,8 @@ def same_values(a: list, b: list) -> bool:
         return False
     for x, y in zip(a, b):
         if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
-            if x.shape != y.shape or not torch.equal(x.to(torch.float64), y.to(torch.float64)):
+            wide = torch.complex128 if x.is_complex() or y.is_complex() else torch.float64  # both parts
+            if x.shape != y.shape or not torch.equal(x.to(wide), y.to(wide)):
                 return False
         elif x != y:
             return False
