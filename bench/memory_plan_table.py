@@ -103,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
               "(`kernelbench.reward_hardening.parent.memplan`), not measured: sizes from the meta device, the forward's "
               "workspace assumed to be the larger of input and output (the judge measures it on the device and "
               "the plan is redone with that number). `lean`: the problem fits only when the judge recomputes "
-              "the kept reference outputs from their seeds.", "",
+              "the kept reference outputs from their seeds. The assumed workspace is pessimistic: the TF32 "
+              "variant's outputs and workspace are counted together, so a problem whose measured workspace "
+              "is small may fit at run time where this table says no (L1/38 and L1/39, 0.44 GiB measured, "
+              "fit a 79.2 GiB card by the plan).", "",
               tabulate(summary, headers=headers, tablefmt="github"), "",
               *[f"- does not fit {g} GiB: {', '.join(ids) or 'none'}" for g, ids in misfits.items()], "",
               "Problems with more than 2 GiB of data, or that need the lean plan or do not fit somewhere:", "",

@@ -110,8 +110,9 @@ def judge_need(input_bytes: int, output_bytes: int, param_bytes: int, workspace_
     Private memory: the reference outputs of the current probe (plus the first and
     the previous probe's unless ``lean``), and the largest of what the first probe's
     reduced-precision variants hold beside them, one variant at a time: the TF32
-    forward's outputs and workspace, or a half-width copy of the inputs with the
-    half-width outputs and workspace (the comparison widens them a chunk at a time).
+    forward's outputs and workspace, or a half-width copy of the model (a full copy for
+    a moment, before it is halved) and of the inputs with the half-width outputs and
+    workspace (the comparison widens them a chunk at a time).
     Before, a variant's outputs were widened whole and the previous variant was still
     held while the next ran (about 8 GiB more for L1/38 and L1/39, 8 GiB in and out,
     which measured 66 GiB on the whole device on the H200, and the plan kept them off
@@ -120,7 +121,8 @@ def judge_need(input_bytes: int, output_bytes: int, param_bytes: int, workspace_
     """
     lent = 2 * input_bytes + 2 * output_bytes
     kept = output_bytes * (1 if lean else 3)
-    transient = max(output_bytes + workspace_bytes, (input_bytes + output_bytes + workspace_bytes) // 2)
+    transient = max(output_bytes + workspace_bytes, param_bytes,  # TF32; the model's copy before it is halved
+                    (input_bytes + output_bytes + workspace_bytes + param_bytes) // 2)
     # the timed calls' input check: whole copies up to SAMPLE_MIN_BYTES, a sample of the rest
     check = min(input_bytes, SAMPLE_MIN_BYTES + -(-input_bytes // round(1 / SAMPLE_FRACTION)))
     return param_bytes + lent + kept + transient + check + JUDGE_TEMP_BYTES + PROCESS_OVERHEAD_BYTES
