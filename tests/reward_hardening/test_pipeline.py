@@ -98,6 +98,8 @@ def test_honest_candidate_passes_with_verified_runtime():
     # ... and inside the judge, where its input checks went (timed there, reported with the reply)
     assert req["reference:check_inputs.check"]["n"] == req["reference:check_inputs"]["n"]
     assert req["reference:timed_input.generate"]["n"] == req["reference:timed_input"]["n"]
+    # ... and where its probes and their verdicts went (the variants, lending, the comparisons)
+    assert {"reference:probe.variants", "reference:probe.lend", "reference:judge.compare"} <= set(req)
     assert (record["metadata"].get("protocol_overhead_ms") is not None) == (probes > 0)
     assert all(v["ms"] >= 0 for v in req.values())
     assert list(req) == sorted(req, key=lambda k: -req[k]["ms"])

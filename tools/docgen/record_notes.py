@@ -72,9 +72,10 @@ METADATA_DOCS: dict[str, str] = {
                   "the judge, `candidate` the candidate's worker; for example `reference:timed_input`, the fresh input "
                   "set of each timed call): `n` requests and `ms` from send to reply, largest first. Entries "
                   "`reference:<cmd>.<part>` are the judge's own timing of parts of a command (`generate`, `check` (the "
-                  "input check's copy), `stage`, `export` of `timed_input`; `check`, `release`, `spot` of "
-                  "`check_inputs`; `digest` of a probe's `judge`; `release` wherever the judge gives a lent set "
-                  "back), counted once per request that had the part; they are "
+                  "input check's copy), `stage`, `export` of `timed_input`; `check`, `release`, `spot` (and "
+                  "`compare` inside it) of `check_inputs`; `variants` and `lend` of `probe`; `digest` and "
+                  "`compare` of a probe's `judge`; `compare` of `check_spots`; `release` wherever the judge "
+                  "gives a lent set back), counted once per request that had the part; they are "
                   "inside their command's entry, not added to it.",
     "reward_hardening_unsupported": "Why the record is UNSUPPORTED (for example `CUDA unavailable`).",
     "reward_hardening_error": "The evaluator error behind an RH-32 record (truncated to 2000 characters).",

@@ -97,7 +97,8 @@ class TimedInputs:
     def _spot_comparison(self, spot: dict) -> dict:
         inputs = spot["private"] if spot["private"] is not None else self._generate(spot["seed"])
         refs = [o for o in flat_outputs(self._seeded_forward(spot["seed"], inputs)) if isinstance(o, torch.Tensor)]
-        return compare(self._staged(spot["stage"], spot["layouts"]), refs, self.spec["precision"]).as_dict()
+        with self.part("compare"):  # (inside "spot" for a comparison made at once)
+            return compare(self._staged(spot["stage"], spot["layouts"]), refs, self.spec["precision"]).as_dict()
 
     def _drop_spots(self) -> None:
         for spot in self.spots:

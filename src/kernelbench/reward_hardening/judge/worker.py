@@ -228,17 +228,19 @@ class Judge(TimedInputs, StagingAccess, JudgeData):
             self.reply({"skipped": "reference output is not finite on the perturbed inputs"})
             return
         variants = {}
-        for name in header.get("variants") or []:
-            v = self._reduced_precision_outputs(seed, inputs, name)
-            if v is not None:
-                variants[name] = {"variant_rel_error": compare(v, outs, self.spec["precision"]).rel_error}
-            del v  # before the next variant's forward (the plan holds one at a time)
+        with self.part("variants"):
+            for name in header.get("variants") or []:
+                v = self._reduced_precision_outputs(seed, inputs, name)
+                if v is not None:
+                    variants[name] = {"variant_rel_error": compare(v, outs, self.spec["precision"]).rel_error}
+                del v  # before the next variant's forward (the plan holds one at a time)
         if header.get("keep_first"):
             self.first = self._describe(seed, None, inputs, outs)
-        items, keys = self._lend(inputs)
-        fps = [fingerprint(self.arena.tensor(k)) for k in keys]
-        specs = [(list(t.shape), t.dtype) for t in tensors]
-        stage_a, stage_b = self._staging(specs), self._staging(specs)
+        with self.part("lend"):
+            items, keys = self._lend(inputs)
+            fps = [fingerprint(self.arena.tensor(k)) for k in keys]
+            specs = [(list(t.shape), t.dtype) for t in tensors]
+            stage_a, stage_b = self._staging(specs), self._staging(specs)
         relative = kind in ("heavy_tail", "heavy_tail_signed")
         self.current = {"keys": keys, "fps": fps, "outs": outs, "a": stage_a, "b": stage_b,
                         "repeat": bool(header.get("repeat_first")), "first": bool(header.get("keep_first")),
@@ -305,7 +307,8 @@ class Judge(TimedInputs, StagingAccess, JudgeData):
 
     def _judged(self, staged: list, refs: list, cur: dict):
         """The comparison of staged outputs with the reference, by the probe's criterion."""
-        cmp = compare(staged, refs, self.spec["precision"])
+        with self.part("compare"):
+            cmp = compare(staged, refs, self.spec["precision"])
         limit = cur.get("rel_limit")
         if limit is not None and not cmp.match and cmp.reason == VALUES_DIFFER and math.isfinite(cmp.rel_error):
             # a relaxation of allclose (cancelling sums), never a tightening
