@@ -3,8 +3,10 @@
 A full sweep of a level does not fit one command on a lent GPU (10 minutes a call), so it
 is run in pieces (``--ids``), each writing its own ``<name>.json``.  This script puts the
 pieces together: one row per problem id (the last run given wins when an id appears
-twice, so list the runs oldest first), the run each row came from, and a summary against
-the honest-verdict goals (every problem PASS; no FAIL row; parent RSS < 2 GiB).
+twice, so list the runs oldest first), the run each row came from, a summary against
+the honest-verdict goals (every problem PASS; no FAIL row; parent RSS < 2 GiB), the
+level's enforce wall time (the records' and the batches') and where it went (the
+records' ``request_ms`` summed, and the parts the judge timed inside its requests).
 
     python bench/sweep_merge.py --level 1 --out docs/validation/h200 --name level1_merged \\
         run_a.json run_b.json run_c.json
@@ -30,6 +32,7 @@ from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from kernelbench.runs import atomic_write_text  # noqa: E402  (the one atomic writer)
+from upstream_sweep import request_summary  # noqa: E402  (this folder: the sweep's own request totals)
 
 LEVEL_SIZES = {1: 100, 2: 100, 3: 50}
 GiB = 1 << 30
@@ -46,7 +49,9 @@ def merge(paths: list[Path], level: int) -> dict:
         d = json.loads(p.read_text())
         if int(d.get("config", {}).get("level", level)) != level:
             raise SystemExit(f"{p}: level {d['config'].get('level')}, expected {level}")
-        runs.append({"file": p.name, "command": d.get("command"), "config": d.get("config"), "env": d.get("env")})
+        batches = (d.get("batches") or {}).get("enforce") or []
+        runs.append({"file": p.name, "command": d.get("command"), "config": d.get("config"), "env": d.get("env"),
+                     "batch_wall_s": round(sum(float(b.get("wall_s") or 0.0) for b in batches), 1)})
         for r in d.get("rows", []):
             rec = r.get("enforce") or {}
             if rec.get("status") in (None, "NO RECORD"):
@@ -74,8 +79,17 @@ def merge(paths: list[Path], level: int) -> dict:
                                 for r in merged if r["enforce"]["status"] == "PASS"
                                 and r["enforce"].get("probes_judged") is not None), default=None),
         "configs": sorted({json.dumps(run["config"], sort_keys=True) for run in runs}),
+        # the level's enforce wall time: the records' own, and the batches' (each run's whole batch:
+        # exact when no later run replaced a row of an earlier one)
+        "records_wall_s": round(sum(float(r["enforce"].get("wall_s") or 0.0) for r in merged), 1),
+        "batch_wall_s": round(sum(run["batch_wall_s"] for run in runs), 1),
+        "rows_replaced": sum(1 for p in paths for r in json.loads(p.read_text()).get("rows", [])
+                             if rows.get(int(r["id"]), {}).get("run") not in (None, p.name)
+                             and (r.get("enforce") or {}).get("status") not in (None, "NO RECORD")),
     }
-    return {"runs": runs, "rows": merged, "summary": summary}
+    recs = [r["enforce"] for r in merged]
+    requests = {"requests": request_summary(recs, top=12), "parts": request_summary(recs, top=16, parts=True)}
+    return {"runs": runs, "rows": merged, "summary": summary, "where_the_time_went": requests}
 
 
 def table(result: dict) -> str:
@@ -104,6 +118,9 @@ def summary_lines(result: dict) -> list[str]:
         lines.append(f"not yet run: {', '.join(map(str, s['missing_ids']))}")
     lines += [f"not PASS: L{s['level']}/{x['id']} {x['status']} {x['main_finding']}: {x['explanation']}"
               for x in s["not_pass"]]
+    lines.append(f"enforce wall time: {s['records_wall_s']} s in the records, {s['batch_wall_s']} s in the runs' "
+                 f"batches" + (f" ({s['rows_replaced']} rows of earlier runs replaced: the batches' sum counts "
+                               "them twice)" if s["rows_replaced"] else ""))
     if len(s["configs"]) > 1:
         lines.append("WARNING: the runs used different settings: " + " | ".join(s["configs"]))
     return lines
@@ -180,7 +197,15 @@ def main(argv: list[str] | None = None) -> int:
               "Runs (oldest first; a later run's row wins for an id in both):", ""]
         md += [f"- `{r['file']}`: `{r['command']}` (commit {(r.get('env') or {}).get('git_commit', '?')}, "
                f"src digest {(r.get('env') or {}).get('src_digest', 'not recorded')})" for r in result["runs"]]
-        md += ["", "## Summary", ""] + [f"- {x}" for x in lines] + ["", "## Per problem", "", text, ""]
+        md += ["", "## Summary", ""] + [f"- {x}" for x in lines]
+        where = result["where_the_time_went"]
+        for title, key in (("Where the time went (the records' requests, largest first)", "requests"),
+                           ("Inside the judge's requests (already counted above)", "parts")):
+            if where[key]:
+                md += ["", f"## {title}", "", tabulate([[x["request"], x["s"], x["n"], x["per_ms"]] for x in where[key]],
+                                                        headers=["request", "s", "calls", "ms per call"],
+                                                        tablefmt="github")]
+        md += ["", "## Per problem", "", text, ""]
         for ext, content in ((".json", json.dumps(result, indent=1)), (".md", "\n".join(md))):
             atomic_write_text(args.out / f"{name}{ext}", content)
         print(f"[merge] wrote {args.out / (name + '.json')} and {args.out / (name + '.md')}")

@@ -317,8 +317,12 @@ def test_sweep_merge_keeps_the_latest_row_and_lists_what_is_missing(tmp_path):
         p = tmp_path / name
         p.write_text(json.dumps({"command": f"sweep {name}", "config": {"level": 3, "num_perf_trials": 20},
                                  "env": {"git_commit": "abc"},
+                                 "batches": {"enforce": [{"wall_s": 10.0 * len(rows)}]},
                                  "rows": [{"id": i, "name": f"{i}_x.py", "input_bytes": 1, "output_bytes": 1,
-                                           "enforce": {"status": st, "main_finding": None, "explanation": ""}}
+                                           "enforce": {"status": st, "main_finding": None, "explanation": "",
+                                                       "wall_s": 2.0, "request_ms": {
+                                                           "reference:check_inputs": {"n": 3, "ms": 600.0},
+                                                           "reference:check_inputs.spot": {"n": 1, "ms": 400.0}}}}
                                           for i, st in rows]}))
         return p
 
@@ -329,8 +333,15 @@ def test_sweep_merge_keeps_the_latest_row_and_lists_what_is_missing(tmp_path):
         (1, "PASS", "b.json"), (2, "PASS", "a.json"), (4, "FAIL", "b.json")]
     s = out["summary"]
     assert s["pass"] == 2 and s["fail"] == 1 and 3 in s["missing_ids"] and len(s["missing_ids"]) == 47
+    # the level's wall time: 3 merged records of 2 s; the batches 30 + 20 s, one row of a replaced by b
+    assert s["records_wall_s"] == 6.0 and s["batch_wall_s"] == 50.0 and s["rows_replaced"] == 1
+    where = out["where_the_time_went"]
+    assert where["requests"] == [{"request": "reference:check_inputs", "n": 9, "s": 1.8, "per_ms": 200.0}]
+    assert where["parts"] == [{"request": "reference:check_inputs.spot", "n": 3, "s": 1.2, "per_ms": 400.0}]
     assert merge_mod.main([str(a), str(b), "--level", "3", "--out", str(tmp_path / "o"), "--name", "m"]) == 0
     assert json.loads((tmp_path / "o" / "m.json").read_text())["summary"]["fail"] == 1
+    md = (tmp_path / "o" / "m.md").read_text()
+    assert "## Where the time went" in md and "counts them twice" in md
 
 
 def test_sweep_merge_compare_reports_differing_verdicts_and_the_wall_ratio(tmp_path):
