@@ -45,6 +45,7 @@ def _gib(n) -> str:
 def merge(paths: list[Path], level: int) -> dict:
     rows: dict[int, dict] = {}
     runs = []
+    replaced = 0  # rows of an earlier run that a later one replaced
     for p in paths:
         d = json.loads(p.read_text())
         if int(d.get("config", {}).get("level", level)) != level:
@@ -56,6 +57,7 @@ def merge(paths: list[Path], level: int) -> dict:
             rec = r.get("enforce") or {}
             if rec.get("status") in (None, "NO RECORD"):
                 continue  # not reached by that run (its batch timeout): another run may have it
+            replaced += int(r["id"]) in rows
             rows[int(r["id"])] = {**r, "run": p.name}
     merged = [rows[i] for i in sorted(rows)]
     statuses = [r["enforce"]["status"] for r in merged]
@@ -83,9 +85,7 @@ def merge(paths: list[Path], level: int) -> dict:
         # exact when no later run replaced a row of an earlier one)
         "records_wall_s": round(sum(float(r["enforce"].get("wall_s") or 0.0) for r in merged), 1),
         "batch_wall_s": round(sum(run["batch_wall_s"] for run in runs), 1),
-        "rows_replaced": sum(1 for p in paths for r in json.loads(p.read_text()).get("rows", [])
-                             if rows.get(int(r["id"]), {}).get("run") not in (None, p.name)
-                             and (r.get("enforce") or {}).get("status") not in (None, "NO RECORD")),
+        "rows_replaced": replaced,
     }
     recs = [r["enforce"] for r in merged]
     requests = {"requests": request_summary(recs, top=12), "parts": request_summary(recs, top=16, parts=True)}

@@ -96,10 +96,7 @@ class SharedArena:
     def empty(self, shape: list[int], dtype: torch.dtype) -> tuple[int, torch.Tensor]:
         """A new shareable tensor (uninitialised) and its arena id."""
         shape = [int(s) for s in shape]
-        numel = 1
-        for s in shape:
-            numel *= s
-        nbytes = numel * torch.empty((), dtype=dtype).element_size()
+        nbytes = math.prod(shape) * dtype.itemsize
         fd = None
         if self.device.type == "cuda":
             t = torch.empty(shape, dtype=dtype, device=self.device)
@@ -342,13 +339,13 @@ def _exact_sums(flat: torch.Tensor, copies: int = 1) -> tuple[int, int, int]:
     baseline of ``bench/fingerprint_cost.py``).
     """
     bits = flat.view(_INT_VIEW[flat.element_size()])
-    m = bits.numel() // _ROW * _ROW
-    n_rows = m // _ROW
+    n_rows = bits.numel() // _ROW
+    m = n_rows * _ROW
     i64, dev = torch.int64, bits.device
     # the three sums stay on the tensor's device (int64, wrapping) and are read once: one
     # synchronisation per digest instead of two per block (the judge takes hundreds a sample)
     acc = torch.zeros(3, dtype=i64, device=dev)
-    if m and n_rows:
+    if m:
         main = bits[:m].view(-1, _ROW)
         cols = torch.zeros(_ROW, dtype=i64, device=dev)
         for start in range(0, n_rows, _BLOCK_ROWS):

@@ -142,9 +142,10 @@ def compare_tensor(out: torch.Tensor, ref: torch.Tensor, tol: float) -> tuple[bo
     non-finite elements where the reference is finite, and the sum of the finite
     absolute errors.  A first pass (:func:`_fast_stats`) gives every chunk's maximum
     error and sums; a chunk is read again only where its maximum error is above ``tol``
-    (to count the elements outside the tolerance) or a value is not finite (then with
-    float64 sums, as every chunk was summed before: that read and wrote about twice the
-    bytes and synchronised once per 4M elements).
+    (to count the elements outside the tolerance), or a value is not finite, a sum
+    overflowed or the values are too small for float32 squares (then with float64 sums,
+    as every chunk was summed before: that read and wrote about twice the bytes and
+    synchronised once per 4M elements).
     """
     o, r = out.detach(), ref.detach()
     if o.is_complex() or r.is_complex():  # real and imaginary parts both compared

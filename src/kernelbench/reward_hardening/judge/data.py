@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import math
 import secrets
 import time
 from typing import Any
@@ -30,13 +31,6 @@ from kernelbench.reward_hardening.worker_runtime import seed_generators
 __all__ = ["JudgeData"]
 
 _FINITE_CHUNK = 1 << 26  # elements per finiteness check (a 64 MiB mask at most)
-
-
-def _numel(shape: list[int]) -> int:
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
 
 
 class JudgeData:
@@ -172,7 +166,7 @@ class JudgeData:
         specs = self._output_specs()
         if self.stage_pool is None:
             self.stage_pool = torch.cuda.MemPool() if self.device.type == "cuda" else None
-            set_bytes = sum(_numel(shape) * torch.empty((), dtype=dtype).element_size() for shape, dtype in specs)
+            set_bytes = sum(math.prod(shape) * dtype.itemsize for shape, dtype in specs)
             held = min(max(int(spots), 0), int(hold_bytes) // set_bytes if set_bytes else 0)
             with self._stage_alloc():
                 warm = [torch.empty(shape, dtype=dtype, device=self.device)

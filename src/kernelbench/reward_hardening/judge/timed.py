@@ -73,10 +73,10 @@ class TimedInputs:
             unchanged = all(c.unchanged(self.arena.tensor(k)) for k, c in zip(cur["keys"], cur["checks"]))
         cur["checks"] = None  # the copies go before a spot's reference forward
         result: dict[str, Any] = {"inputs_unchanged": unchanged}
-        if header.get("spot") and cur.get("private_stage") and not cur.get("read"):
-            # unfilled staging holds whatever the pool held before: compared only once the judge's read wrote it
-            raise RuntimeError("a timed call's own staging is compared only after the judge's read filled it")
         if header.get("spot"):
+            if cur.get("private_stage") and not cur.get("read"):
+                # unfilled staging holds whatever the pool held before: compared only once the judge's read wrote it
+                raise RuntimeError("a timed call's own staging is compared only after the judge's read filled it")
             spot = {"seed": cur["seed"], "private": cur["private"], "stage": cur["stage"],
                     "layouts": header.get("layouts")}
             size = sum(self.arena.tensor(k).numel() * self.arena.tensor(k).element_size() for k in cur["stage"])
