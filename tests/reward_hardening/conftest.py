@@ -61,7 +61,7 @@ def demo_judge(tmp_path):
         src = tmp_path / "ref.py"
         src.write_text(source if source is not None else (DEMO / problem).read_text())
         judge = Judge(a, {"device": device, "precision": "fp32", "source_path": str(src)})
-        if device == "cuda":
+        if device.startswith("cuda"):
             import torch
 
             from kernelbench.reward_hardening.worker_runtime import init_cuda_device

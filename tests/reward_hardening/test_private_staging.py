@@ -92,7 +92,7 @@ def _pool_bytes_per_call(judge, peer, warm_hold: int) -> list[int]:
 def test_private_staging_is_served_from_a_warmed_pool_whatever_is_held(demo_judge, add_problem):
     """After the first call no staging set needs new device memory while spot-checked sets are held;
     the same calls without the warm-up (the pool warmed for no held set) do need it."""
-    judge, peer = demo_judge(device="cuda", probe_seed=3, source=add_problem(1024, 4096))  # 16 MiB outputs
+    judge, peer = demo_judge(device="cuda:0", probe_seed=3, source=add_problem(1024, 4096))  # 16 MiB outputs
     warmed = _pool_bytes_per_call(judge, peer, warm_hold=1 << 30)
     assert len(set(warmed)) == 1, warmed
     judge.cmd_probe({"cmd": "probe", "seed": 4})
