@@ -7,6 +7,10 @@ twice, so list the runs oldest first), the run each row came from, a summary aga
 the honest-verdict goals (every problem PASS; no FAIL row; parent RSS < 2 GiB), the
 level's enforce wall time (the records' and the batches') and where it went (the
 records' ``request_ms`` summed, and the parts the judge timed inside its requests).
+Runs made with ``--modes off,enforce`` also give the enforce/off wall-time ratio over all
+of them: per problem as each run measured it (both modes in one call), the median and
+the largest over the problems both modes passed, each run's first sample of a batch left
+out as the run itself leaves it out.
 
     python bench/sweep_merge.py --level 1 --out docs/validation/h200 --name level1_merged \\
         run_a.json run_b.json run_c.json
@@ -32,7 +36,7 @@ from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from kernelbench.runs import atomic_write_text  # noqa: E402  (the one atomic writer)
-from upstream_sweep import request_summary  # noqa: E402  (this folder: the sweep's own request totals)
+from upstream_sweep import _median, request_summary  # noqa: E402  (this folder: the sweep's own helpers)
 
 LEVEL_SIZES = {1: 100, 2: 100, 3: 50}
 GiB = 1 << 30
@@ -46,8 +50,10 @@ def merge(paths: list[Path], level: int) -> dict:
     rows: dict[int, dict] = {}
     runs = []
     replaced = 0  # rows of an earlier run that a later one replaced
+    first: set[tuple[int, str]] = set()  # (id, run): that run left it out of its ratio (a batch's first sample)
     for p in paths:
         d = json.loads(p.read_text())
+        first |= {(int(i), p.name) for i in (d.get("summary") or {}).get("ratio_excluded_first") or []}
         if int(d.get("config", {}).get("level", level)) != level:
             raise SystemExit(f"{p}: level {d['config'].get('level')}, expected {level}")
         batches = (d.get("batches") or {}).get("enforce") or []
@@ -87,18 +93,40 @@ def merge(paths: list[Path], level: int) -> dict:
         "batch_wall_s": round(sum(run["batch_wall_s"] for run in runs), 1),
         "rows_replaced": replaced,
     }
+    summary["ratio"] = _ratio(merged, first)
     recs = [r["enforce"] for r in merged]
     requests = {"requests": request_summary(recs, top=12), "parts": request_summary(recs, top=16, parts=True)}
     return {"runs": runs, "rows": merged, "summary": summary, "where_the_time_went": requests}
 
 
+def _ratio(rows: list[dict], first: set[tuple[int, str]]) -> dict | None:
+    """The enforce/off wall-time ratio over the merged rows that have one (``None`` when no run measured off).
+
+    Only problems both modes passed count, without the first sample of any run's batch
+    (it also carries the start of that batch's worker pool), as ``upstream_sweep.py``
+    counts them within one run.
+    """
+    rows = [r for r in rows if "ratio" in r]
+    if not rows:
+        return None
+    both = [r for r in rows if r.get("ratio") is not None and (r.get("off") or {}).get("status") == "PASS"
+            and r["enforce"].get("status") == "PASS" and (int(r["id"]), r["run"]) not in first]
+    ratios = [r["ratio"] for r in both]
+    return {"problems": len(both), "median": _median(ratios), "max": max(ratios, default=None),
+            "over_1_5": sorted(int(r["id"]) for r in both if r["ratio"] > 1.5),
+            "left_out_first": sorted(int(r["id"]) for r in rows if (int(r["id"]), r["run"]) in first),
+            "met": bool(ratios) and _median(ratios) <= 1.0 and max(ratios) <= 1.5}
+
+
 def table(result: dict) -> str:
+    off = result["summary"].get("ratio") is not None  # off mode measured beside enforce: its time and the ratio
     body = [[r["id"], r["name"][:42], _gib(r.get("input_bytes")), _gib(r.get("output_bytes")),
-             r["enforce"].get("wall_s"), _gib(r["enforce"].get("parent_peak_rss_bytes")),
-             _gib(r["enforce"].get("gpu_peak_bytes")), _probes(r["enforce"]), r["enforce"]["status"],
-             r["enforce"].get("main_finding") or "", r["run"]] for r in result["rows"]]
-    return tabulate(body, headers=["id", "name", "input", "output", "enforce s", "parent RSS", "GPU peak", "probes",
-                                   "status", "finding", "run"], tablefmt="github")
+             r["enforce"].get("wall_s")] + ([(r.get("off") or {}).get("wall_s"), r.get("ratio")] if off else [])
+            + [_gib(r["enforce"].get("parent_peak_rss_bytes")),
+               _gib(r["enforce"].get("gpu_peak_bytes")), _probes(r["enforce"]), r["enforce"]["status"],
+               r["enforce"].get("main_finding") or "", r["run"]] for r in result["rows"]]
+    return tabulate(body, headers=["id", "name", "input", "output", "enforce s"] + (["off s", "ratio"] if off else [])
+                    + ["parent RSS", "GPU peak", "probes", "status", "finding", "run"], tablefmt="github")
 
 
 def _probes(rec: dict) -> str:
@@ -121,6 +149,13 @@ def summary_lines(result: dict) -> list[str]:
     lines.append(f"enforce wall time: {s['records_wall_s']} s in the records, {s['batch_wall_s']} s in the runs' "
                  f"batches" + (f" ({s['rows_replaced']} rows of earlier runs replaced: the batches' sum counts "
                                "them twice)" if s["rows_replaced"] else ""))
+    if s.get("ratio"):
+        q = s["ratio"]
+        lines.append(f"enforce/off wall time per sample (both modes in one call): median {q['median']}, max {q['max']} "
+                     f"over {q['problems']} problems both modes passed (batches' first samples left out: "
+                     f"{', '.join(map(str, q['left_out_first'])) or 'none'}); above 1.5: "
+                     f"{', '.join(map(str, q['over_1_5'])) or 'none'}; goal median <= 1.0, none above 1.5: "
+                     f"{'met' if q['met'] else 'not met'}")
     if len(s["configs"]) > 1:
         lines.append("WARNING: the runs used different settings: " + " | ".join(s["configs"]))
     return lines

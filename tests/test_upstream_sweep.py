@@ -344,6 +344,35 @@ def test_sweep_merge_keeps_the_latest_row_and_lists_what_is_missing(tmp_path):
     assert "## Where the time went" in md and "counts them twice" in md
 
 
+def test_sweep_merge_gives_the_enforce_off_ratio_over_runs_without_each_runs_first_sample(tmp_path):
+    """Each run's per-problem ratio (both modes in one call) is pooled: median and max over the
+    problems both modes passed, each run's own batch-first samples left out; enforce-only runs add none."""
+    m = _sweep_merge()
+
+    def run(name, rows, first):
+        p = tmp_path / name
+        p.write_text(json.dumps({"command": name, "config": {"level": 1}, "summary": {"ratio_excluded_first": first},
+                                 "batches": {"enforce": [{"wall_s": 1.0}]},
+                                 "rows": [{"id": i, "name": f"{i}_x.py",
+                                           **({"off": {"status": off, "wall_s": 1.0}, "ratio": q} if q else {}),
+                                           "enforce": {"status": "PASS", "wall_s": q or 1.0}}
+                                          for i, q, off in rows]}))
+        return p
+
+    a = run("a.json", [(1, 3.0, "PASS"), (2, 0.8, "PASS"), (3, 1.4, "PASS"), (4, 9.0, "FAIL")], [1])
+    b = run("b.json", [(5, 4.0, "PASS"), (6, 0.9, "PASS"), (7, 1.0, "PASS")], [5])
+    q = m.merge([a, b], 1)["summary"]["ratio"]
+    # 1 and 5 open their batches, 4 failed off: 0.8, 0.9, 1.0, 1.4 remain
+    assert q == {"problems": 4, "median": 0.95, "max": 1.4, "over_1_5": [], "left_out_first": [1, 5], "met": True}
+    c = run("c.json", [(3, 1.6, "PASS")], [])  # a later run's row wins, and its ratio with it
+    q = m.merge([a, b, c], 1)["summary"]["ratio"]
+    assert q["over_1_5"] == [3] and q["max"] == 1.6 and q["met"] is False
+    assert any("above 1.5: 3" in x for x in m.summary_lines(m.merge([a, b, c], 1)))
+    d = run("d.json", [(8, None, None)], [])  # enforce only: no ratio at all
+    assert m.merge([d], 1)["summary"]["ratio"] is None
+    assert "off s" not in m.table(m.merge([d], 1)) and "off s" in m.table(m.merge([a], 1))
+
+
 def test_sweep_merge_compare_reports_differing_verdicts_and_the_wall_ratio(tmp_path):
     m = _sweep_merge()
 
