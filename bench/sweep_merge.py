@@ -36,7 +36,7 @@ from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from kernelbench.runs import atomic_write_text  # noqa: E402  (the one atomic writer)
-from upstream_sweep import _median, request_summary  # noqa: E402  (this folder: the sweep's own helpers)
+from upstream_sweep import KERNEL_PARITY, _median, kernel_ratio, request_summary  # noqa: E402  (this folder: the sweep's own helpers)
 
 LEVEL_SIZES = {1: 100, 2: 100, 3: 50}
 GiB = 1 << 30
@@ -111,11 +111,20 @@ def _ratio(rows: list[dict], first: set[tuple[int, str]]) -> dict | None:
         return None
     both = [r for r in rows if r.get("ratio") is not None and (r.get("off") or {}).get("status") == "PASS"
             and r["enforce"].get("status") == "PASS" and (int(r["id"]), r["run"]) not in first]
-    ratios = [r["ratio"] for r in both]
-    return {"problems": len(both), "median": _median(ratios), "max": max(ratios, default=None),
-            "over_1_5": sorted(int(r["id"]) for r in both if r["ratio"] > 1.5),
-            "left_out_first": sorted(int(r["id"]) for r in rows if (int(r["id"]), r["run"]) in first),
-            "met": bool(ratios) and _median(ratios) <= 1.0 and max(ratios) <= 1.5}
+
+    def stats(rs: list[dict]) -> dict:
+        ratios = [r["ratio"] for r in rs]
+        return {"problems": len(rs), "median": _median(ratios), "max": max(ratios, default=None),
+                "over_1_5": sorted(int(r["id"]) for r in rs if r["ratio"] > 1.5),
+                "met": bool(ratios) and _median(ratios) <= 1.0 and max(ratios) <= 1.5}
+
+    # as the sweep splits it: the problems whose kernels ran alike in both modes (off lets cuDNN
+    # use TF32, enforce times both sides in strict fp32), where the ratio is the harness's alone
+    kr = {int(r["id"]): kernel_ratio(r) for r in both}
+    same = [r for r in both if kr[int(r["id"])] is not None and kr[int(r["id"])] <= KERNEL_PARITY]
+    return {**stats(both), "left_out_first": sorted(int(r["id"]) for r in rows if (int(r["id"]), r["run"]) in first),
+            "kernel_parity": {**stats(same), "limit": KERNEL_PARITY,
+                              "slower_kernels": sorted(i for i, v in kr.items() if v is not None and v > KERNEL_PARITY)}}
 
 
 def table(result: dict) -> str:
@@ -156,6 +165,10 @@ def summary_lines(result: dict) -> list[str]:
                      f"{', '.join(map(str, q['left_out_first'])) or 'none'}); above 1.5: "
                      f"{', '.join(map(str, q['over_1_5'])) or 'none'}; goal median <= 1.0, none above 1.5: "
                      f"{'met' if q['met'] else 'not met'}")
+        k = q["kernel_parity"]
+        lines.append(f"  where the kernels ran alike in both modes (enforce/off runtime <= {k['limit']}; slower in "
+                     f"enforce: {', '.join(map(str, k['slower_kernels'])) or 'none'}): median {k['median']}, max "
+                     f"{k['max']} over {k['problems']}; above 1.5: {', '.join(map(str, k['over_1_5'])) or 'none'}")
     if len(s["configs"]) > 1:
         lines.append("WARNING: the runs used different settings: " + " | ".join(s["configs"]))
     return lines

@@ -354,8 +354,10 @@ def test_sweep_merge_gives_the_enforce_off_ratio_over_runs_without_each_runs_fir
         p.write_text(json.dumps({"command": name, "config": {"level": 1}, "summary": {"ratio_excluded_first": first},
                                  "batches": {"enforce": [{"wall_s": 1.0}]},
                                  "rows": [{"id": i, "name": f"{i}_x.py",
-                                           **({"off": {"status": off, "wall_s": 1.0}, "ratio": q} if q else {}),
-                                           "enforce": {"status": "PASS", "wall_s": q or 1.0}}
+                                           **({"off": {"status": off, "wall_s": 1.0, "runtime": 1.0}, "ratio": q}
+                                              if q else {}),
+                                           "enforce": {"status": "PASS", "wall_s": q or 1.0,
+                                                       "runtime": 2.0 if i == 7 else 1.0}}
                                           for i, q, off in rows]}))
         return p
 
@@ -363,7 +365,10 @@ def test_sweep_merge_gives_the_enforce_off_ratio_over_runs_without_each_runs_fir
     b = run("b.json", [(5, 4.0, "PASS"), (6, 0.9, "PASS"), (7, 1.0, "PASS")], [5])
     q = m.merge([a, b], 1)["summary"]["ratio"]
     # 1 and 5 open their batches, 4 failed off: 0.8, 0.9, 1.0, 1.4 remain
+    k = q.pop("kernel_parity")
     assert q == {"problems": 4, "median": 0.95, "max": 1.4, "over_1_5": [], "left_out_first": [1, 5], "met": True}
+    # 7's kernel ran twice as long under enforce (strict fp32 against off's TF32): not in the parity set
+    assert k["slower_kernels"] == [7] and k["problems"] == 3 and k["median"] == 0.9 and k["max"] == 1.4
     c = run("c.json", [(3, 1.6, "PASS")], [])  # a later run's row wins, and its ratio with it
     q = m.merge([a, b, c], 1)["summary"]["ratio"]
     assert q["over_1_5"] == [3] and q["max"] == 1.6 and q["met"] is False
