@@ -37,7 +37,7 @@ from tabulate import tabulate
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from kernelbench.runs import atomic_write_text  # noqa: E402  (the one atomic writer)
 # this folder: the sweep's own helpers
-from upstream_sweep import KERNEL_PARITY, _median, kernel_ratio, request_summary  # noqa: E402
+from upstream_sweep import ratio_stats, request_summary  # noqa: E402
 
 LEVEL_SIZES = {1: 100, 2: 100, 3: 50}
 GiB = 1 << 30
@@ -105,27 +105,16 @@ def _ratio(rows: list[dict], first: set[tuple[int, str]]) -> dict | None:
 
     Only problems both modes passed count, without the first sample of any run's batch
     (it also carries the start of that batch's worker pool), as ``upstream_sweep.py``
-    counts them within one run.
+    counts them within one run, and with its statistics (``ratio_stats``).
     """
     rows = [r for r in rows if "ratio" in r]
     if not rows:
         return None
     both = [r for r in rows if r.get("ratio") is not None and (r.get("off") or {}).get("status") == "PASS"
             and r["enforce"].get("status") == "PASS" and (int(r["id"]), r["run"]) not in first]
-
-    def stats(rs: list[dict]) -> dict:
-        ratios = [r["ratio"] for r in rs]
-        return {"problems": len(rs), "median": _median(ratios), "max": max(ratios, default=None),
-                "over_1_5": sorted(int(r["id"]) for r in rs if r["ratio"] > 1.5),
-                "met": bool(ratios) and _median(ratios) <= 1.0 and max(ratios) <= 1.5}
-
-    # as the sweep splits it: the problems whose kernels ran alike in both modes (off lets cuDNN
-    # use TF32, enforce times both sides in strict fp32), where the ratio is the harness's alone
-    kr = {int(r["id"]): kernel_ratio(r) for r in both}
-    slower = sorted(i for i, v in kr.items() if v is not None and v > KERNEL_PARITY)
-    same = [r for r in both if kr[int(r["id"])] is not None and int(r["id"]) not in slower]
-    return {**stats(both), "left_out_first": sorted(int(r["id"]) for r in rows if (int(r["id"]), r["run"]) in first),
-            "kernel_parity": {**stats(same), "limit": KERNEL_PARITY, "slower_kernels": slower}}
+    st = ratio_stats(both)
+    return {**st, "left_out_first": sorted(int(r["id"]) for r in rows if (int(r["id"]), r["run"]) in first),
+            "met": bool(both) and st["median_ratio"] <= 1.0 and st["max_ratio"] <= 1.5}
 
 
 def table(result: dict) -> str:
@@ -161,15 +150,17 @@ def summary_lines(result: dict) -> list[str]:
                                "them twice)" if s["rows_replaced"] else ""))
     if s.get("ratio"):
         q = s["ratio"]
-        lines.append(f"enforce/off wall time per sample (both modes in one call): median {q['median']}, max {q['max']} "
+        lines.append(f"enforce/off wall time per sample (both modes in one call): median {q['median_ratio']}, max "
+                     f"{q['max_ratio']} "
                      f"over {q['problems']} problems both modes passed (batches' first samples left out: "
                      f"{', '.join(map(str, q['left_out_first'])) or 'none'}); above 1.5: "
-                     f"{', '.join(map(str, q['over_1_5'])) or 'none'}; goal median <= 1.0, none above 1.5: "
+                     f"{', '.join(map(str, q['ratios_over_1_5'])) or 'none'}; goal median <= 1.0, none above 1.5: "
                      f"{'met' if q['met'] else 'not met'}")
         k = q["kernel_parity"]
         lines.append(f"  where the kernels ran alike in both modes (enforce/off runtime <= {k['limit']}; slower in "
-                     f"enforce: {', '.join(map(str, k['slower_kernels'])) or 'none'}): median {k['median']}, max "
-                     f"{k['max']} over {k['problems']}; above 1.5: {', '.join(map(str, k['over_1_5'])) or 'none'}")
+                     f"enforce: {', '.join(map(str, k['slower_kernels'])) or 'none'}): median {k['median_ratio']}, max "
+                     f"{k['max_ratio']} over {k['problems']}; above 1.5: "
+                     f"{', '.join(map(str, k['ratios_over_1_5'])) or 'none'}")
     if len(s["configs"]) > 1:
         lines.append("WARNING: the runs used different settings: " + " | ".join(s["configs"]))
     return lines

@@ -688,6 +688,25 @@ def kernel_ratio(row: dict, mode: str = "enforce") -> float | None:
     return hard / off
 
 
+def ratio_stats(both: list[dict], mode: str = "enforce") -> dict:
+    """The enforce/off wall-time ratio over ``both`` (rows both modes passed, batch-first samples left out).
+
+    The median, the largest and the ids above 1.5, and the same over the problems whose
+    kernels ran alike in both modes (``kernel_parity``): enforce times both sides in strict
+    fp32, upstream's off mode lets cuDNN use TF32, so on the cuDNN problems part of the
+    wall-time ratio is the kernels', not the harness's.
+    """
+    def stats(rs: list[dict]) -> dict:
+        ratios = [r["ratio"] for r in rs if r.get("ratio") is not None]
+        return {"problems": len(rs), "median_ratio": _median(ratios), "max_ratio": max(ratios, default=None),
+                "ratios_over_1_5": sorted(r["id"] for r in rs if (r.get("ratio") or 0) > 1.5)}
+
+    kr = {r["id"]: kernel_ratio(r, mode) for r in both}
+    same = [r for r in both if kr[r["id"]] is not None and kr[r["id"]] <= KERNEL_PARITY]
+    return {**stats(both), "kernel_parity": {**stats(same), "limit": KERNEL_PARITY, "slower_kernels": sorted(
+        i for i, v in kr.items() if v is not None and v > KERNEL_PARITY)}}
+
+
 def first_of_batches(rows: list[dict], modes: list[str]) -> set[int]:
     """Ids that were the first sample of a batch in any mode (a batch runs its problems in id order)."""
     first: dict[tuple, int] = {}
@@ -741,24 +760,12 @@ def summarize(rows, modes, level, meas, num_correct_trials: int = 5) -> dict:
         # the first sample of each batch also carries the start of that batch's worker pool
         first = first_of_batches(run, modes)
         both = [r for r in run if all(r[m]["status"] == "PASS" for m in modes) and r["id"] not in first]
-        ratios = [r["ratio"] for r in both if r.get("ratio") is not None]
-        s["median_ratio"] = _median(ratios)
-        s["max_ratio"] = max(ratios, default=None)
-        s["ratios_over_1_5"] = sorted(r["id"] for r in both if (r.get("ratio") or 0) > 1.5)
-        s["median_ratio_problems"] = len(both)
+        st = ratio_stats(both, main)
+        s.update({k: st[k] for k in ("median_ratio", "max_ratio", "ratios_over_1_5")})
+        s["median_ratio_problems"] = st["problems"]
         s["ratio_excluded_first"] = sorted(first)
         s["median_ratio_all"] = _median(r.get("ratio") for r in run)
-        # the same, split by whether the kernels themselves ran as fast in both modes: enforce
-        # times both sides in strict fp32, upstream's off mode lets cuDNN use TF32, so on the
-        # cuDNN problems part of the wall-time ratio is the kernels', not the harness's
-        kr = {r["id"]: kernel_ratio(r, main) for r in both}
-        same = [r for r in both if kr[r["id"]] is not None and kr[r["id"]] <= KERNEL_PARITY]
-        s["kernel_parity"] = {
-            "limit": KERNEL_PARITY, "problems": len(same),
-            "median_ratio": _median(r["ratio"] for r in same),
-            "max_ratio": max((r["ratio"] for r in same if r.get("ratio") is not None), default=None),
-            "ratios_over_1_5": sorted(r["id"] for r in same if (r.get("ratio") or 0) > 1.5),
-            "slower_kernels": sorted(i for i, v in kr.items() if v is not None and v > KERNEL_PARITY)}
+        s["kernel_parity"] = st["kernel_parity"]
     if main != "off":
         # every PASS with each planned probe judged, or skipped for a recorded reason
         passed = [r for r in run if r[main]["status"] == "PASS"]

@@ -366,12 +366,13 @@ def test_sweep_merge_gives_the_enforce_off_ratio_over_runs_without_each_runs_fir
     q = m.merge([a, b], 1)["summary"]["ratio"]
     # 1 and 5 open their batches, 4 failed off: 0.8, 0.9, 1.0, 1.4 remain
     k = q.pop("kernel_parity")
-    assert q == {"problems": 4, "median": 0.95, "max": 1.4, "over_1_5": [], "left_out_first": [1, 5], "met": True}
+    assert q == {"problems": 4, "median_ratio": 0.95, "max_ratio": 1.4, "ratios_over_1_5": [],
+                 "left_out_first": [1, 5], "met": True}
     # 7's kernel ran twice as long under enforce (strict fp32 against off's TF32): not in the parity set
-    assert k["slower_kernels"] == [7] and k["problems"] == 3 and k["median"] == 0.9 and k["max"] == 1.4
+    assert k["slower_kernels"] == [7] and k["problems"] == 3 and k["median_ratio"] == 0.9 and k["max_ratio"] == 1.4
     c = run("c.json", [(3, 1.6, "PASS")], [])  # a later run's row wins, and its ratio with it
     q = m.merge([a, b, c], 1)["summary"]["ratio"]
-    assert q["over_1_5"] == [3] and q["max"] == 1.6 and q["met"] is False
+    assert q["ratios_over_1_5"] == [3] and q["max_ratio"] == 1.6 and q["met"] is False
     assert any("above 1.5: 3" in x for x in m.summary_lines(m.merge([a, b, c], 1)))
     d = run("d.json", [(8, None, None)], [])  # enforce only: no ratio at all
     assert m.merge([d], 1)["summary"]["ratio"] is None
