@@ -277,7 +277,7 @@ class InputCheck:
         flat = _flat_bits(t)
         self.rows: torch.Tensor | None = None
         if whole is None:
-            whole = flat.numel() * flat.element_size() <= SAMPLE_MIN_BYTES
+            whole = flat.nbytes <= SAMPLE_MIN_BYTES
         if not whole and flat.numel() >= _ROW:
             n_rows = flat.numel() // _ROW
             k = max(1, math.ceil(n_rows * SAMPLE_FRACTION))
@@ -303,7 +303,7 @@ class InputCheck:
 
     @property
     def nbytes(self) -> int:
-        return self.bits.numel() * self.bits.element_size()
+        return self.bits.nbytes
 
 
 def input_checks(tensors: list[torch.Tensor], sample_key: int) -> list[InputCheck]:
@@ -314,7 +314,7 @@ def input_checks(tensors: list[torch.Tensor], sample_key: int) -> list[InputChec
     others are checked on their sample.  So a set holds at most ``SAMPLE_MIN_BYTES`` plus
     ``SAMPLE_FRACTION`` of the rest in the judge's memory, however many tensors it has.
     """
-    sizes = [t.numel() * t.element_size() for t in tensors]
+    sizes = [t.nbytes for t in tensors]
     whole, budget = set(), SAMPLE_MIN_BYTES
     for i in sorted(range(len(tensors)), key=lambda j: sizes[j]):
         if sizes[i] <= budget:

@@ -79,7 +79,7 @@ class TimedInputs:
                 raise RuntimeError("a timed call's own staging is compared only after the judge's read filled it")
             spot = {"seed": cur["seed"], "private": cur["private"], "stage": cur["stage"],
                     "layouts": header.get("layouts")}
-            size = sum(self.arena.tensor(k).numel() * self.arena.tensor(k).element_size() for k in cur["stage"])
+            size = sum(self.arena.tensor(k).nbytes for k in cur["stage"])
             if header.get("defer") and self.held_bytes + size <= int(header.get("hold_bytes", 0)):
                 # compared after the timing loop: between two timed calls the judge does the
                 # same work whether or not the call is checked, so the candidate cannot tell

@@ -38,6 +38,7 @@ below that budget is the evaluator's limit (RH-47, UNSUPPORTED), never a wrong a
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 from kernelbench.reward_hardening.config import SAMPLE_FRACTION, SAMPLE_MIN_BYTES
@@ -124,7 +125,7 @@ def judge_need(input_bytes: int, output_bytes: int, param_bytes: int, workspace_
     transient = max(output_bytes + workspace_bytes, param_bytes,  # TF32; the model's copy before it is halved
                     (input_bytes + output_bytes + workspace_bytes + param_bytes) // 2)
     # the timed calls' input check: whole copies up to SAMPLE_MIN_BYTES, a sample of the rest
-    check = min(input_bytes, SAMPLE_MIN_BYTES + -(-input_bytes // round(1 / SAMPLE_FRACTION)))
+    check = min(input_bytes, SAMPLE_MIN_BYTES + math.ceil(input_bytes * SAMPLE_FRACTION))
     return param_bytes + lent + kept + transient + check + JUDGE_TEMP_BYTES + PROCESS_OVERHEAD_BYTES
 
 

@@ -124,7 +124,8 @@ class TimedCalls(CandidateIO):
         Returns the candidate's reply, the read (``copied``, ``layouts``; ``None`` when the
         call failed) and the parent's send and receive stamps around the call.
         """
-        # the trusted read on CUDA: the judge copies the outputs into staging it never lends
+        # the trusted read on CUDA: the candidate exports its outputs and the judge copies them
+        # into staging it never lends
         export = stage and self.ev.read_path == "trusted" and self.device.startswith("cuda")
         jr, jfds = self.s.request("timed_input", {"cmd": "timed_input", "seed": secrets.randbits(62), "stage": stage,
                                                   "private_stage": export, "spots": self._spot_count(),
