@@ -74,14 +74,19 @@ def write_rows(out: str | None, name: str, rows: list[dict], skipped: list[str])
         print(f"wrote {path}")
 
 
-def timed(fn, t: torch.Tensor, repeats: int) -> float:
-    fn(t)  # first use: kernels loaded, pages touched
+def timed(fn, device: str | torch.device, repeats: int) -> float:
+    """Median milliseconds of ``fn()`` over ``repeats`` calls after a first one, the device synchronised around each."""
+    def sync() -> None:
+        if torch.device(device).type == "cuda":
+            torch.cuda.synchronize()
+
+    fn()  # first use: kernels loaded, pages touched
     times = []
     for _ in range(repeats):
-        if t.is_cuda:
-            torch.cuda.synchronize(t.device)
+        sync()
         start = time.perf_counter()
-        fn(t)  # (every digest ends with a read to the host: it is synchronised)
+        fn()
+        sync()
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1e3
 
@@ -113,9 +118,9 @@ def main(argv: list[str] | None = None) -> int:
             t = torch.rand(nbytes // 4, device=dev)
             if current(t) != two_copies(t):
                 raise SystemExit(f"the two ways to the sums disagree on {mib} MiB on {dev}")
-            row = {"device": dev, "mib": mib, "current_ms": timed(current, t, args.repeats),
-                   "two_copies_ms": timed(two_copies, t, args.repeats), "sampled_ms": timed(sampled, t, args.repeats)}
-            row["sha256_ms"] = timed(sha256, t, args.repeats) if dev == "cpu" else None
+            row = {"device": dev, "mib": mib, **{f"{fn.__name__}_ms": timed(lambda fn=fn: fn(t), dev, args.repeats)
+                                                   for fn in (current, two_copies, sampled)}}
+            row["sha256_ms"] = timed(lambda: sha256(t), dev, args.repeats) if dev == "cpu" else None
             rows.append(row)
             del t
             if dev == "cuda":

@@ -34,25 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import torch  # noqa: E402
 
-from fingerprint_cost import write_rows  # noqa: E402  (this folder: the same JSON and summary)
+from fingerprint_cost import timed, write_rows  # noqa: E402  (this folder: the same timer and JSON)
 from kernelbench.reward_hardening.judge import compare as cmp  # noqa: E402
-
-
-def _sync(dev: str) -> None:
-    if dev == "cuda":
-        torch.cuda.synchronize()
-
-
-def timed(fn, dev: str, repeats: int) -> float:
-    fn()  # first use: kernels loaded, pages touched
-    times = []
-    for _ in range(repeats):
-        _sync(dev)
-        start = time.perf_counter()
-        fn()
-        _sync(dev)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
 
 
 def exact(out: torch.Tensor, ref: torch.Tensor) -> list:
