@@ -56,7 +56,8 @@ for s in "$@"; do
            python3 -c "import torch,triton;print('torch',torch.__version__,'cuda',torch.version.cuda,'triton',triton.__version__)"
            if [[ -d .raysite ]]; then python3 -c "import ray; print('ray', ray.__version__)" 2>&1 | tail -n 3
            else echo "ray: not installed"; fi
-           nproc; free -g | head -2; } >> "$OUT/env.txt" 2>&1 ;;
+           nproc; lscpu 2>/dev/null | grep -E '^(Model name|CPU max MHz|CPU MHz)' || true
+           free -g | head -2; } >> "$OUT/env.txt" 2>&1 ;;
     redteam) step redteam_cuda python3 scripts/reward_hardening_redteam.py --device cuda \
                --output "$OUT/redteam_cuda.json" ;;
     pytest) step pytest_gpu python3 -m pytest -m gpu -v -p no:cacheprovider --timeout 120 -rs ;;

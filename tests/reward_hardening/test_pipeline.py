@@ -98,8 +98,14 @@ def test_honest_candidate_passes_with_verified_runtime():
     # ... and inside the judge, where its input checks went (timed there, reported with the reply)
     assert req["reference:check_inputs.check"]["n"] == req["reference:check_inputs"]["n"]
     assert req["reference:timed_input.generate"]["n"] == req["reference:timed_input"]["n"]
-    # ... and where its probes and their verdicts went (the variants, lending, the comparisons)
-    assert {"reference:probe.variants", "reference:probe.lend", "reference:judge.compare"} <= set(req)
+    # ... and where its probes and their verdicts went (inputs, the reference's forward, its private
+    # outputs, the variants, lending, export; the comparisons)
+    assert {f"reference:probe.{p}" for p in ("inputs", "forward", "private", "lend", "export")} \
+        | {"reference:judge.compare"} <= set(req)
+    assert "reference:variants" not in req  # an answer within fp32 rounding asks for no reduced-precision forwards
+    # each probe that made inputs ran the reference on them and kept its outputs privately
+    assert req["reference:probe.inputs"]["n"] == req["reference:probe.forward"]["n"] \
+        == req["reference:probe.private"]["n"] >= cfg.num_correct_trials
     assert (record["metadata"].get("protocol_overhead_ms") is not None) == (probes > 0)
     assert all(v["ms"] >= 0 for v in req.values())
     assert list(req) == sorted(req, key=lambda k: -req[k]["ms"])

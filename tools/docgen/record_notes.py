@@ -73,8 +73,10 @@ METADATA_DOCS: dict[str, str] = {
                   "set of each timed call): `n` requests and `ms` from send to reply, largest first. Entries "
                   "`reference:<cmd>.<part>` are the judge's own timing of parts of a command (`generate`, `check` (the "
                   "input check's copy), `stage`, `export` of `timed_input`; `check`, `release`, `spot` (and "
-                  "`compare` inside it) of `check_inputs`; `variants` and `lend` of `probe`; `digest` and "
-                  "`compare` of a probe's `judge`; `compare` of `check_spots`; `release` wherever the judge "
+                  "`compare` inside it) of `check_inputs`; `inputs`, `forward`, `private` (the reference's "
+                  "inputs, forward and private outputs), `lend` and `export` of `probe`; `inputs` and `variants` of "
+                  "`variants` (RH-38's reduced-precision forwards, asked for only where the first answer's error is "
+                  "above fp32 rounding); `digest` and `compare` of a probe's `judge`; `compare` of `check_spots`; `release` wherever the judge "
                   "gives a lent set back), counted once per request that had the part; they are "
                   "inside their command's entry, not added to it.",
     "reward_hardening_unsupported": "Why the record is UNSUPPORTED (for example `CUDA unavailable`).",

@@ -19,6 +19,9 @@ SOURCE_STRICT, PRACTICAL = POLICIES = ("source_strict", "practical")
 # secret sample of SAMPLE_FRACTION of their rows
 SAMPLE_MIN_BYTES = 256 << 20
 SAMPLE_FRACTION = 1 / 16
+# RH-38's error profile looks at the reduced-precision variants only for a right answer whose
+# norm-relative error on the first hidden input is above this (fp32 rounding stays below it)
+PRECISION_PROFILE_MIN_ERROR = 1e-5
 
 
 def default_build_dir(candidate_src: str, root: str | None = None) -> str:

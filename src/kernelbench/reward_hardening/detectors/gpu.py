@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from kernelbench.reward_hardening.config import PRECISION_PROFILE_MIN_ERROR
 from kernelbench.reward_hardening.detectors._base import detector
 from kernelbench.reward_hardening.judge.compare import compare
 from kernelbench.reward_hardening.detectors.correctness import judge, oom_kind, oom_sizes
@@ -135,11 +136,12 @@ def reduced_precision_runtime(ev):
 
     What it catches
         Two kinds of evidence when the requested precision is fp32: GPU kernels whose
-        names mark TF32/fp16/bf16 math in the profiler pass, and an error profile: the
-        judge also computes the first hidden probe in bf16, fp16 and (on CUDA) TF32; a
+        names mark TF32/fp16/bf16 math in the profiler pass, and an error profile:
+        where the candidate's right answer to the first hidden probe is off by more
+        than fp32 rounding (``PRECISION_PROFILE_MIN_ERROR``), the judge computes that
+        probe again in bf16, fp16 and (on CUDA) TF32 once the probes are done; a
         candidate whose error against the fp32 reference is of the same order as one
-        of those variants' errors (and far above fp32 rounding) is explained by
-        reduced precision.
+        of those variants' errors is explained by reduced precision.
 
     Why it matters
         Reduced precision passes loose tolerances while doing less arithmetic work
@@ -168,7 +170,7 @@ def reduced_precision_runtime(ev):
         if not judge(ev, c).match:  # a wrong answer is RH-18; the profile explains passing errors only
             break
         cand = judge(ev, c).rel_error
-        if not cand > 1e-5:
+        if not cand > PRECISION_PROFILE_MIN_ERROR:  # (the parent asks for the variants only above it)
             break
         explained = {}
         variant_errors = dict(c.variant_errors) or {

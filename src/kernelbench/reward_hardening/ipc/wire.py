@@ -40,6 +40,7 @@ JUDGE_COMMANDS = (
     "configure",     # apply the parent's memory plan (allocator cap, lean mode)
     "probe",         # hidden input set from a seed (+ perturbation): inputs, reference outputs, staging buffers
     "judge",         # compare the staged candidate outputs with the probe's reference outputs
+    "variants",      # after the probes: reduced-precision reference errors on the first input (RH-38)
     "timed_input",   # a fresh hidden input set for one timed call of the candidate (no outputs)
     "lend",          # export the current staging buffers to be lent to the candidate (CUDA: on demand)
     "device_read",   # CUDA: fill staging from the frozen candidate's outputs through driver IPC handles

@@ -283,11 +283,12 @@ class JudgeData:
 
     def _reference(self, seed: int, kind: str | None) -> tuple[list, list, Any, list[str]]:
         """Inputs (hidden seed, perturbed by ``kind``), the reference's flat outputs and raw result."""
-        skipped: list[str] = []
-        inputs = self._perturbed(seed, kind) if kind else (self._generate(seed), [])
-        inputs, skipped = inputs
-        out = self._seeded_forward(seed, inputs)
-        return inputs, self._private(flat_outputs(out), inputs), out, skipped
+        with self.part("inputs"):
+            inputs, skipped = self._perturbed(seed, kind) if kind else (self._generate(seed), [])
+        with self.part("forward"):
+            out = self._seeded_forward(seed, inputs)
+        with self.part("private"):
+            return inputs, self._private(flat_outputs(out), inputs), out, skipped
 
     def _kept_outputs(self, desc: dict) -> list:
         """A kept probe's reference outputs: held, or (lean plan) recomputed from its seed."""

@@ -227,13 +227,6 @@ class Judge(TimedInputs, StagingAccess, JudgeData):
         if kind and not finite:
             self.reply({"skipped": "reference output is not finite on the perturbed inputs"})
             return
-        variants = {}
-        with self.part("variants"):
-            for name in header.get("variants") or []:
-                v = self._reduced_precision_outputs(seed, inputs, name)
-                if v is not None:
-                    variants[name] = {"variant_rel_error": compare(v, outs, self.spec["precision"]).rel_error}
-                del v  # before the next variant's forward (the plan holds one at a time)
         if header.get("keep_first"):
             self.first = self._describe(seed, None, inputs, outs)
         with self.part("lend"):
@@ -246,17 +239,44 @@ class Judge(TimedInputs, StagingAccess, JudgeData):
                         "repeat": bool(header.get("repeat_first")), "first": bool(header.get("keep_first")),
                         "desc": None if header.get("repeat_first") else self._describe(seed, kind, inputs, outs),
                         "rel_limit": float(header.get("rel_limit") or 1e-3) if relative else None}
-        metas, fds = self.arena.export(keys + (stage_a + stage_b if self._export_staging else []))
-        unexported = [] if self._export_staging else self.arena.describe(stage_a + stage_b)
+        with self.part("export"):
+            metas, fds = self.arena.export(keys + (stage_a + stage_b if self._export_staging else []))
+            unexported = [] if self._export_staging else self.arena.describe(stage_a + stage_b)
         by = {m["id"]: m for m in metas + unexported}
         self.reply({"inputs": self._items(items, metas), "staging": [by[k] for k in stage_a],
                     "staging_after": [by[k] for k in stage_b], "reference": self.structure,
                     "input_bytes": sum(self.arena.tensor(k).numel() * self.arena.tensor(k).element_size()
                                        for k in keys),
                     "output_bytes": sum(t.numel() * t.element_size() for t in tensors),
-                    "finite": finite, "variants": variants, "perturb_skipped": skipped,
+                    "finite": finite, "perturb_skipped": skipped,
                     "perturbation": kind, "judged_by": "relative" if relative else "allclose",
                     "rng": self.forward_seed(seed)}, fds)
+
+    def cmd_variants(self, header: dict) -> None:
+        """The reduced-precision variants' errors on the first hidden input (RH-38's error profile).
+
+        Asked for after every probe was judged, and only where the candidate's first
+        answer was right with an error above fp32 rounding.  The input set is made again
+        from the kept first probe (its seed, or the private copy where ``get_inputs`` is
+        not reproducible) and the reference outputs are the kept ones (recomputed under
+        the lean plan); the variants run one at a time, as the memory plan holds them.
+        """
+        if self.first is None:
+            raise RuntimeError("no first probe to profile")
+        seed = self.first["seed"]
+        with self.part("inputs"):
+            inputs = self.first["inputs"] if self.first["inputs"] is not None else self._generate(seed)
+        outs = self._kept_outputs(self.first)
+        variants = {}
+        with self.part("variants"):
+            for name in header.get("variants") or []:
+                v = self._reduced_precision_outputs(seed, inputs, name)
+                if v is not None:
+                    variants[name] = {"variant_rel_error": compare(v, outs, self.spec["precision"]).rel_error}
+                del v  # before the next variant's forward (the plan holds one at a time)
+        del inputs, outs
+        self._release()
+        self.reply({"variants": variants})
 
     def _dry_probe(self, seed: int) -> None:
         """The session's fit check: one input set and one forward; sizes and the forward's workspace."""

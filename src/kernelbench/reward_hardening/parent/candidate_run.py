@@ -172,13 +172,15 @@ class CandidateRun(CorrectnessProbes, TimedCalls):
         ev.load_snapshot = {k: reply.get(k) for k in ("state", "apis", "concurrency", "pid", "load_ms")}
         ev.phases.append({"t_s": phase_time(ev), "phase": "load", "pid": reply.get("pid"), "state": reply.get("state")})
         unsettled = False
-        for job in correctness_jobs(cfg):
+        jobs = correctness_jobs(cfg)
+        for job in jobs:
             # once a call's output changed after it was read, or it left threads or children
             # running, every later probe takes the pause too (the deferred write shows on all)
             job["pause"] = job["pause"] or unsettled
             n = len(ev.calls)
             self._correctness_call(job)
             unsettled = unsettled or (len(ev.calls) > n and self._unsettled(ev.calls[-1]))
+        self._precision_profile(jobs[0].get("variants"))
         ev.phases.append({"t_s": phase_time(ev), "phase": "correctness", "pid": self.handle.pid,
                           "state": ev.calls[-1].state if ev.calls else None})
         # every call returned: the candidate is timed even when an answer was wrong, since

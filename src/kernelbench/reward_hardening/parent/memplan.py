@@ -110,7 +110,9 @@ def judge_need(input_bytes: int, output_bytes: int, param_bytes: int, workspace_
     the judge lives): an input set and its perturbed copy, and two staging sets.
     Private memory: the reference outputs of the current probe (plus the first and
     the previous probe's unless ``lean``), and the largest of what the first probe's
-    reduced-precision variants hold beside them, one variant at a time: the TF32
+    reduced-precision variants hold beside them (after the probes, where RH-38's error
+    profile asks for them; the current probe's outputs are gone by then and the input
+    set is made again in lent memory), one variant at a time: the TF32
     forward's outputs and workspace, or a half-width copy of the model (a full copy for
     a moment, before it is halved) and of the inputs with the half-width outputs and
     workspace (the comparison widens them a chunk at a time).

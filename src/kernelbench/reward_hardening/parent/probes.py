@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 
-from kernelbench.reward_hardening.config import HardeningConfig
+from kernelbench.reward_hardening.config import PRECISION_PROFILE_MIN_ERROR, HardeningConfig
 from kernelbench.reward_hardening.detectors.process_state import baseline_threads, concurrency_hits
 from kernelbench.reward_hardening.ipc.wire import checked_call_reply
 from kernelbench.reward_hardening.judge.compare import Comparison, tolerance
@@ -71,7 +71,7 @@ class CorrectnessProbes(CandidateIO):
         ev = self.ev
         trusted = ev.read_path == "trusted"
         header = {"cmd": "probe", "rel_limit": _rel_limit(self.cfg),
-                  **{k: job[k] for k in ("seed", "perturb", "variants", "keep_first", "repeat_first") if k in job}}
+                  **{k: job[k] for k in ("seed", "perturb", "keep_first", "repeat_first") if k in job}}
         jr, jfds = self.s.request("probe", header)
         layouts: dict = {}
         try:
@@ -141,7 +141,6 @@ class CorrectnessProbes(CandidateIO):
             rec.stable = bool(verdict.get("stable")) and not reply.get("identity_changed") and (
                 after is None or judged is None or after.match == judged.match)
             rec.replay = bool(verdict.get("replay"))
-            rec.variant_errors = jr.get("variants") or {}
         else:
             rec.error = str(reply.get("error") or "")
             rec.error_name = str(reply.get("error_name") or "")[:200]
@@ -149,3 +148,21 @@ class CorrectnessProbes(CandidateIO):
             if isinstance(reply.get("oom"), dict):
                 rec.oom = self._oom_event(f"correctness:{job['kind']}", reply["oom"])
         ev.calls.append(rec)
+
+    def _precision_profile(self, names: list[str] | None) -> None:
+        """RH-38's error profile: the reference's reduced-precision errors on the first hidden input.
+
+        Asked of the judge after every probe was answered, and only where the candidate's
+        answer to the first hidden input was right with a norm-relative error above fp32
+        rounding (``PRECISION_PROFILE_MIN_ERROR``): the detector looks at the variants for
+        no other answer, so an exact answer (a correct fp32 kernel's usual case) costs no
+        bf16, fp16 and TF32 forwards of the reference (about 0.2 s a sample on upstream's
+        level-2 problems).  Asked after the last probe, so no later answer can follow it.
+        """
+        first = next((c for c in self.ev.calls if c.probe.kind == "hidden" and c.probe.index == 0), None)
+        cmp = first.comparison if first is not None and first.ok else None
+        if not names or cmp is None or not cmp.match or not cmp.rel_error > PRECISION_PROFILE_MIN_ERROR:
+            return
+        reply, fds = self.s.request("variants", {"cmd": "variants", "variants": list(names)})
+        close_fds(fds)
+        first.variant_errors = reply.get("variants") or {}
