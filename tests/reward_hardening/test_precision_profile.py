@@ -23,8 +23,12 @@ def _close(fds):
         os.close(fd)
 
 
-def test_the_judge_profiles_the_kept_first_input_after_the_probes(demo_judge):
+@pytest.mark.parametrize("lean", [False, True])
+def test_the_judge_profiles_the_kept_first_input_after_the_probes(demo_judge, lean):
+    """Kept reference outputs, or (the memory plan's lean mode) recomputed from the input set made again."""
     judge, peer = demo_judge(problem=GELU)
+    judge.cmd_configure({"cmd": "configure", "lean": lean})
+    recv_message(peer)
     judge.cmd_probe({"cmd": "probe", "seed": 7, "keep_first": True})
     reply, fds = recv_message(peer)
     _close(fds)
@@ -33,6 +37,7 @@ def test_the_judge_profiles_the_kept_first_input_after_the_probes(demo_judge):
     recv_message(peer)
     judge.cmd_variants({"cmd": "variants", "variants": ["bf16", "fp16", "tf32"]})
     out, _ = recv_message(peer)
+    assert (judge.first["outs"] is None) is lean
     errors = {k: v["variant_rel_error"] for k, v in out["variants"].items()}
     assert set(errors) == {"bf16", "fp16"}  # TF32 only on CUDA
     # bf16 keeps 8 bits of mantissa, fp16 11: both far above fp32 rounding, bf16 the larger
@@ -73,6 +78,18 @@ def test_the_variants_are_asked_for_only_above_fp32_rounding(eps, asked):
     if asked:
         assert req["reference:variants"]["n"] == 1 and "reference:variants.variants" in req
     assert "reference:probe.variants" not in req
+
+
+def test_an_error_of_fp16s_order_is_explained_by_the_variants_asked_for_after_the_probes():
+    """End to end: the variants reach RH-38.  Off by 1.1e-4 (inside allclose on these inputs), the
+    candidate's error is of the order of the fp16 reference's (about 3.2e-4 here), which explains it."""
+    ref, _ = _problem(1, "2_GELU_activation.py")
+    record = evaluate_hardened(ref, SCALED.format(eps=1.1e-4), _cfg())
+    rh = record["reward_hardening"]
+    rh38 = [f for f in rh["findings"] if f["code"] == "RH-38"]
+    assert rh["integrity_status"] == "FAIL" and "RH-18" not in {f["code"] for f in rh["findings"]}
+    assert rh38 and set(rh38[0]["evidence"]["error_profile"]["explained_by"]) == {"fp16"}
+    assert record["metadata"]["request_ms"]["reference:variants"]["n"] == 1
 
 
 def test_no_variants_for_a_wrong_first_answer():

@@ -266,7 +266,7 @@ class Judge(TimedInputs, StagingAccess, JudgeData):
         seed = self.first["seed"]
         with self.part("inputs"):
             inputs = self.first["inputs"] if self.first["inputs"] is not None else self._generate(seed)
-        outs = self._kept_outputs(self.first)
+        outs = self._kept_outputs({**self.first, "inputs": inputs})  # (lean: from the inputs just made)
         variants = {}
         with self.part("variants"):
             for name in header.get("variants") or []:
