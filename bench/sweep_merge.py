@@ -10,7 +10,9 @@ records' ``request_ms`` summed, and the parts the judge timed inside its request
 Runs made with ``--modes off,enforce`` also give the enforce/off wall-time ratio over all
 of them: per problem as each run measured it (both modes in one call), the median and
 the largest over the problems both modes passed, each run's first sample of a batch left
-out as the run itself leaves it out.
+out as the run itself leaves it out, and a table of the problems above 1.5 with their
+cause: ``kernels`` where the kernels themselves ran longer under enforce (strict fp32
+against off's cuDNN TF32), ``protocol`` where they ran alike.
 
     python bench/sweep_merge.py --level 1 --out docs/validation/h200 --name level1_merged \\
         run_a.json run_b.json run_c.json
@@ -37,7 +39,7 @@ from tabulate import tabulate
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from kernelbench.runs import atomic_write_text  # noqa: E402  (the one atomic writer)
 # this folder: the sweep's own helpers
-from upstream_sweep import ratio_stats, request_summary  # noqa: E402
+from upstream_sweep import above_lines, ratio_stats, request_summary  # noqa: E402
 
 LEVEL_SIZES = {1: 100, 2: 100, 3: 50}
 GiB = 1 << 30
@@ -238,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         md += [f"- `{r['file']}`: `{r['command']}` (commit {(r.get('env') or {}).get('git_commit', '?')}, "
                f"src digest {(r.get('env') or {}).get('src_digest', 'not recorded')})" for r in result["runs"]]
         md += ["", "## Summary", ""] + [f"- {x}" for x in lines]
+        md += above_lines((result["summary"].get("ratio") or {}).get("above_1_5") or [])
         where = result["where_the_time_went"]
         for title, key in (("Where the time went (the records' requests, largest first)", "requests"),
                            ("Inside the judge's requests (already counted above)", "parts")):

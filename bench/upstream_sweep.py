@@ -703,8 +703,30 @@ def ratio_stats(both: list[dict], mode: str = "enforce") -> dict:
 
     kr = {r["id"]: kernel_ratio(r, mode) for r in both}
     same = [r for r in both if kr[r["id"]] is not None and kr[r["id"]] <= KERNEL_PARITY]
-    return {**stats(both), "kernel_parity": {**stats(same), "limit": KERNEL_PARITY, "slower_kernels": sorted(
-        i for i, v in kr.items() if v is not None and v > KERNEL_PARITY)}}
+    # each problem above 1.5, with what made it so: its kernels (slower in the mode than in off)
+    # or the hardened protocol around kernels that ran alike
+    above = [{"id": r["id"], "ratio": r["ratio"], "off_s": r["off"].get("wall_s"), "mode_s": r[mode].get("wall_s"),
+              "off_runtime": r["off"].get("runtime"), "mode_runtime": r[mode].get("runtime"),
+              "kernel_ratio": None if kr[r["id"]] is None else round(kr[r["id"]], 2),
+              "cause": "kernels" if (kr[r["id"]] or 0) > KERNEL_PARITY else "protocol"}
+             for r in sorted(both, key=lambda r: r["id"]) if (r.get("ratio") or 0) > 1.5]
+    return {**stats(both), "above_1_5": above, "kernel_parity": {**stats(same), "limit": KERNEL_PARITY,
+            "slower_kernels": sorted(i for i, v in kr.items() if v is not None and v > KERNEL_PARITY)}}
+
+
+def above_lines(above: list[dict], mode: str = "enforce") -> list[str]:
+    """Markdown: the problems above 1.5 and their cause (``kernels``: the kernels ran more than
+    ``KERNEL_PARITY`` times longer in the mode, as cuDNN does in strict fp32 against off's TF32;
+    ``protocol``: they ran alike, so the hardened protocol around them made the difference)."""
+    if not above:
+        return []
+    lines = ["", f"## {mode}/off above 1.5, and why", "",
+             f"| id | off s | {mode} s | ratio | kernel ms, off | kernel ms, {mode} | kernel ratio | cause |",
+             "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {a['id']} | {_cell(a['off_s'])} | {_cell(a['mode_s'])} | {_cell(a['ratio'])} | "
+              f"{_cell(a['off_runtime'])} | {_cell(a['mode_runtime'])} | {_cell(a['kernel_ratio'])} | {a['cause']} |"
+              for a in above]
+    return lines
 
 
 def first_of_batches(rows: list[dict], modes: list[str]) -> set[int]:
@@ -766,6 +788,7 @@ def summarize(rows, modes, level, meas, num_correct_trials: int = 5) -> dict:
         s["ratio_excluded_first"] = sorted(first)
         s["median_ratio_all"] = _median(r.get("ratio") for r in run)
         s["kernel_parity"] = st["kernel_parity"]
+        s["above_1_5"] = st["above_1_5"]
     if main != "off":
         # every PASS with each planned probe judged, or skipped for a recorded reason
         passed = [r for r in run if r[main]["status"] == "PASS"]
@@ -878,6 +901,7 @@ def markdown(report: dict) -> str:
         lines.append("| inside the judge's requests (parts it timed itself, largest first) | "
                      + "; ".join(f"`{q['request']}` {q['s']} s ({q['n']} x {q['per_ms']} ms)"
                                  for q in s["request_parts"][:8]) + " | | |")
+    lines += above_lines(s.get("above_1_5") or [], main)
     lines += ["", "## Per problem", "",
               ("Sizes from the meta device. Wall time: seconds between consecutive records of the batch "
                "(the first sample also carries the worker pool's start). RSS: the batch parent process "

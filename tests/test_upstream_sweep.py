@@ -366,13 +366,16 @@ def test_sweep_merge_gives_the_enforce_off_ratio_over_runs_without_each_runs_fir
     q = m.merge([a, b], 1)["summary"]["ratio"]
     # 1 and 5 open their batches, 4 failed off: 0.8, 0.9, 1.0, 1.4 remain
     k = q.pop("kernel_parity")
-    assert q == {"problems": 4, "median_ratio": 0.95, "max_ratio": 1.4, "ratios_over_1_5": [],
+    assert q == {"problems": 4, "median_ratio": 0.95, "max_ratio": 1.4, "ratios_over_1_5": [], "above_1_5": [],
                  "left_out_first": [1, 5], "met": True}
     # 7's kernel ran twice as long under enforce (strict fp32 against off's TF32): not in the parity set
     assert k["slower_kernels"] == [7] and k["problems"] == 3 and k["median_ratio"] == 0.9 and k["max_ratio"] == 1.4
     c = run("c.json", [(3, 1.6, "PASS")], [])  # a later run's row wins, and its ratio with it
     q = m.merge([a, b, c], 1)["summary"]["ratio"]
     assert q["ratios_over_1_5"] == [3] and q["max_ratio"] == 1.6 and q["met"] is False
+    # why 3 is above: its kernels ran alike in both modes, so the protocol made the difference
+    assert [(a["id"], a["ratio"], a["kernel_ratio"], a["cause"]) for a in q["above_1_5"]] == [(3, 1.6, 1.0, "protocol")]
+    assert "| 3 |" in "\n".join(m.above_lines(q["above_1_5"])) and m.above_lines([]) == []
     assert any("above 1.5: 3" in x for x in m.summary_lines(m.merge([a, b, c], 1)))
     d = run("d.json", [(8, None, None)], [])  # enforce only: no ratio at all
     assert m.merge([d], 1)["summary"]["ratio"] is None
@@ -472,8 +475,12 @@ def test_enforce_off_ratio_leaves_out_each_batch_first_sample_and_holds_median_a
     # split by kernel parity: problem 2's kernel ran 3x slower under enforce (strict fp32 against off's TF32)
     for r, (off_ms, enf_ms) in zip(rows, [(1, 1), (1, 3), (1, 1.1), (1, 1), (1, 1), (1, 1)]):
         r["off"]["runtime"], r["enforce"]["runtime"] = off_ms, enf_ms
-    kp = sweep.summarize(rows, ["off", "enforce"], 1, meas)["kernel_parity"]
+    s = sweep.summarize(rows, ["off", "enforce"], 1, meas)
+    kp = s["kernel_parity"]
     assert kp["slower_kernels"] == [2] and kp["problems"] == 2 and kp["ratios_over_1_5"] == []
+    # problem 2 is above 1.5 because its kernel ran 3x longer, not because of the protocol
+    assert [(a["id"], a["kernel_ratio"], a["cause"]) for a in s["above_1_5"]] == [(2, 3.0, "kernels")]
+    assert "## enforce/off above 1.5, and why" in "\n".join(sweep.above_lines(s["above_1_5"]))
     assert kp["median_ratio"] == 0.75 and kp["max_ratio"] == 1.0
     assert sweep.kernel_ratio({"off": {"runtime": None}, "enforce": {"runtime": 2.0}}) is None
 
