@@ -714,6 +714,11 @@ def ratio_stats(both: list[dict], mode: str = "enforce") -> dict:
             "slower_kernels": sorted(i for i, v in kr.items() if v is not None and v > KERNEL_PARITY)}}
 
 
+def ratio_goal_met(st: dict) -> bool:
+    """The honest-verdict issue's goal on the ratio: median at most 1.0 and none above 1.5."""
+    return st.get("median_ratio") is not None and st["median_ratio"] <= 1.0 and (st.get("max_ratio") or 0) <= 1.5
+
+
 def above_lines(above: list[dict], mode: str = "enforce") -> list[str]:
     """Markdown: the problems above 1.5 and their cause (``kernels``: the kernels ran more than
     ``KERNEL_PARITY`` times longer in the mode, as cuDNN does in strict fp32 against off's TF32;
@@ -815,8 +820,7 @@ def summarize(rows, modes, level, meas, num_correct_trials: int = 5) -> dict:
         "pass": ">= 95 of all 100 PASS" if level == 1 else ">= 95 % PASS of >= 20 problems",
         "pass_met": s[main]["pass"] >= need and enough,
         "median_ratio": "median <= 1.0, none above 1.5",
-        "median_ratio_met": (s.get("median_ratio") is not None and s["median_ratio"] <= 1.0
-                             and (s.get("max_ratio") or 0) <= 1.5),
+        "median_ratio_met": ratio_goal_met(s),
         "parent_rss": "< 2 GiB on every problem",
         "parent_rss_met": {m: all((r[m]["parent_peak_rss_bytes"] or 0) < 2 * GIB
                                   and r[m]["status"] not in ("NO RECORD", "BATCH DIED") for r in run)

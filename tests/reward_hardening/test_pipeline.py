@@ -99,7 +99,7 @@ def test_honest_candidate_passes_with_verified_runtime():
     assert req["reference:check_inputs.check"]["n"] == req["reference:check_inputs"]["n"]
     assert req["reference:timed_input.generate"]["n"] == req["reference:timed_input"]["n"]
     # ... and where its probes and their verdicts went (inputs, the reference's forward, its private
-    # outputs, the variants, lending, export; the comparisons)
+    # outputs, lending, export; the comparisons)
     assert {f"reference:probe.{p}" for p in ("inputs", "forward", "private", "lend", "export")} \
         | {"reference:judge.compare"} <= set(req)
     assert "reference:variants" not in req  # an answer within fp32 rounding asks for no reduced-precision forwards

@@ -207,9 +207,7 @@ class Judge(TimedInputs, StagingAccess, JudgeData):
             if self.first is None:
                 raise RuntimeError("no first probe to repeat")
             seed = self.first["seed"]  # the same input set: the same forward seed
-            # same values, fresh allocation: regenerated from the seed (or the private copy
-            # kept where get_inputs is not reproducible)
-            inputs = self.first["inputs"] if self.first["inputs"] is not None else self._generate(self.first["seed"])
+            inputs = self._first_inputs()
             outs = self._kept_outputs(self.first)
         elif kind == "heavy_tail":
             kind = "heavy_tail_signed"
@@ -265,7 +263,7 @@ class Judge(TimedInputs, StagingAccess, JudgeData):
             raise RuntimeError("no first probe to profile")
         seed = self.first["seed"]
         with self.part("inputs"):
-            inputs = self.first["inputs"] if self.first["inputs"] is not None else self._generate(seed)
+            inputs = self._first_inputs()
         outs = self._kept_outputs({**self.first, "inputs": inputs})  # (lean: from the inputs just made)
         variants = {}
         with self.part("variants"):
@@ -277,6 +275,11 @@ class Judge(TimedInputs, StagingAccess, JudgeData):
         del inputs, outs
         self._release()
         self.reply({"variants": variants})
+
+    def _first_inputs(self) -> list:
+        """The first probe's input set again: same values, fresh allocation, regenerated from its
+        seed (or the private copy kept where ``get_inputs`` is not reproducible)."""
+        return self.first["inputs"] if self.first["inputs"] is not None else self._generate(self.first["seed"])
 
     def _dry_probe(self, seed: int) -> None:
         """The session's fit check: one input set and one forward; sizes and the forward's workspace."""
