@@ -34,6 +34,20 @@ def test_correct_candidate_passes_and_is_timed(demo_problem, demo_solution):
     assert r.metadata["correctness_trials"] == "(2 / 2)"
     assert r.runtime > 0 and r.runtime_stats["num_trials"] == 3
     assert r.metadata["timing_method_used"] == "host_time"  # cuda_event is replaced on the CPU
+    assert "tf32" not in r.metadata  # recorded for CUDA runs only
+
+
+@pytest.mark.gpu
+def test_cuda_record_says_which_tf32_switches_the_candidate_ran_under(demo_problem):
+    """The analysis compares them with the baseline's (``tf32_mismatch``): PyTorch's defaults as found."""
+    ref = demo_problem(1, "2_GELU_activation.py")
+    old = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = False, True
+        r = _eval(ref, ref + "\nModelNew = Model\n", device="cuda:0")  # no build: the reference itself
+        assert r.correctness and r.metadata["tf32"] == {"matmul": False, "cudnn": True}
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
 
 
 def test_wrong_candidate_records_mismatch(demo_problem):

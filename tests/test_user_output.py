@@ -139,6 +139,52 @@ def test_baseline_of_another_problem_set_warns():
     assert any("demo task set" in m and "another dataset" in m for m in messages)
 
 
+def _cuda_record(tf32: dict | None = None, allow_tf32: bool | None = None, device: str = "cuda:0") -> dict:
+    meta: dict = {"hardware": "NVIDIA H200", "device": device}
+    if tf32 is not None:
+        meta["tf32"] = tf32
+    if allow_tf32 is not None or tf32 is None:
+        meta["eval_config"] = {"mode": "enforce" if allow_tf32 is not None else "off", "allow_tf32": allow_tf32}
+    return {"sample_id": 0, "compiled": True, "correctness": True, "runtime": 0.5, "metadata": meta}
+
+
+def test_off_mode_records_under_cudnn_tf32_warn_against_a_strict_fp32_baseline():
+    from kernelbench.analysis_parts.baseline import tf32_mismatch
+
+    env = json.loads((SHIPPED / "environment.json").read_text())  # both switches off
+    defaults = {"matmul": False, "cudnn": True}  # PyTorch's defaults, as an off-mode worker finds them
+    message = tf32_mismatch([_cuda_record(defaults), _cuda_record(defaults), _cuda_record(allow_tf32=False)], env)
+    assert message and "timed with matmul TF32 off, cudnn TF32 off" in message
+    assert "2 of 3 CUDA records ran with matmul TF32 off, cudnn TF32 on" in message
+    # a hardened run with allow_tf32=true differs on both switches
+    assert "matmul TF32 on, cudnn TF32 on" in tf32_mismatch([_cuda_record(allow_tf32=True)], env)
+
+
+def test_tf32_warning_stays_quiet_where_the_switches_agree_or_are_unknown():
+    from kernelbench.analysis_parts.baseline import tf32_mismatch
+
+    env = json.loads((SHIPPED / "environment.json").read_text())
+    strict = {"matmul": False, "cudnn": False}
+    assert tf32_mismatch([_cuda_record(strict), _cuda_record(allow_tf32=False)], env) is None
+    # CPU records, records older than the switches' record (off: allow_tf32 None), no environment
+    assert tf32_mismatch([_cuda_record({"matmul": False, "cudnn": True}, device="cpu")], env) is None
+    assert tf32_mismatch([_cuda_record()], env) is None
+    assert tf32_mismatch([_cuda_record({"matmul": False, "cudnn": True})], None) is None
+    assert tf32_mismatch([_cuda_record({"matmul": False, "cudnn": True})], {"gpu": "x"}) is None
+
+
+def test_the_tf32_warning_reaches_the_analysis(tmp_path):
+    from kernelbench.analysis import baseline_mismatches
+
+    baseline = json.loads((SHIPPED / "baseline_time_torch.json").read_text())
+    env = json.loads((SHIPPED / "environment.json").read_text())
+    names = {1: next(iter(baseline["level1"]))}
+    means = {k: v["mean"] for k, v in baseline["level1"].items()}
+    rec = _cuda_record({"matmul": False, "cudnn": True})
+    messages = baseline_mismatches(baseline, 1, [rec], names, means, env, dataset_is_demo=True)
+    assert [m for m in messages if "TF32" in m] and not any("different machines" in m for m in messages)
+
+
 def test_readme_says_what_the_shipped_baseline_is():
     env = json.loads((SHIPPED / "environment.json").read_text())
     assert env["gpu"] == "NVIDIA H200" and env["demo_scale"] == "64"

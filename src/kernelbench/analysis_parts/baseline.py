@@ -2,7 +2,8 @@
 
 The baseline's mean per problem of a level, the problems aligned with it (the fast_p
 denominator), and the warnings that a baseline does not fit the run: other hardware,
-another problem set or demo scale, another timing method than the hardened records'.
+another problem set or demo scale, another TF32 setting than the records', another
+timing method than the hardened records'.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ def baseline_mismatches(
       ``cpu``) differs from the baseline entries' (or ``environment.json``'s);
     * problem set: dataset problems the baseline does not list, a demo-set baseline
       (``environment.json`` has ``demo_scale``) used with another dataset, or a demo
-      scale other than this process's ``KERNELBENCH_DEMO_SCALE``.
+      scale other than this process's ``KERNELBENCH_DEMO_SCALE``;
+    * precision: TF32 (:func:`tf32_mismatch`).
     """
     out: list[str] = []
     section = baseline.get(f"level{level}") if isinstance(baseline, Mapping) else None
@@ -122,7 +124,63 @@ def baseline_mismatches(
                 out.append(f"the baseline was measured on the demo set at KERNELBENCH_DEMO_SCALE={scale}, this "
                            f"process has KERNELBENCH_DEMO_SCALE={here}: problem sizes differ unless the run was "
                            f"evaluated at the baseline's scale")
+    tf32 = tf32_mismatch(records, environment)
+    if tf32:
+        out.append(tf32)
     return out
+
+
+_TF32_KEYS = (("matmul", "matmul_allow_tf32"), ("cudnn", "cudnn_allow_tf32"))
+
+
+def record_tf32(record: Mapping) -> dict[str, bool] | None:
+    """The TF32 switches a CUDA record's kernels ran under: {"matmul": .., "cudnn": ..}; None if unknown.
+
+    Hardened records carry their configuration's ``allow_tf32`` (applied to both
+    switches in both workers); off-mode records the switches as the harness found
+    them before the candidate ran (``metadata.tf32``: PyTorch's defaults unless the
+    caller changed them, matmul off and cuDNN on).  Older records carry neither.
+    """
+    meta = record.get("metadata")
+    if not isinstance(meta, Mapping) or _device_kind(meta.get("device")) != "cuda":
+        return None
+    flags = meta.get("tf32")
+    if isinstance(flags, Mapping) and all(isinstance(flags.get(k), bool) for k, _ in _TF32_KEYS):
+        return {k: flags[k] for k, _ in _TF32_KEYS}
+    conf = meta.get("eval_config")
+    if isinstance(conf, Mapping) and isinstance(conf.get("allow_tf32"), bool):
+        return {k: conf["allow_tf32"] for k, _ in _TF32_KEYS}
+    return None
+
+
+def tf32_mismatch(records: list[Mapping], environment: Mapping | None) -> str | None:
+    """The warning that CUDA records ran under other TF32 switches than the baseline was timed with.
+
+    ``generate_baseline_time.py`` times the reference with both switches off (recorded
+    in ``environment.json``).  Upstream's harness leaves PyTorch's defaults, under which
+    cuDNN convolutions use TF32 on GPUs that have it: an off-mode record of a
+    convolution then runs kernels several times faster than the baseline's for the
+    same code (strict fp32 against TF32: 3-9x on upstream's level-1 convolutions on an
+    H100), and that gain shows as speedup in ``fast_p``.
+    """
+    if not isinstance(environment, Mapping):
+        return None
+    base = {k: environment.get(key) for k, key in _TF32_KEYS}
+    if not all(isinstance(v, bool) for v in base.values()):
+        return None
+    runs = [f for f in (record_tf32(r) for r in records if isinstance(r, Mapping)) if f is not None]
+    differ = [f for f in runs if f != base]
+    if not differ:
+        return None
+
+    def state(flags: Mapping) -> str:
+        return ", ".join(f"{k} TF32 {'on' if flags[k] else 'off'}" for k, _ in _TF32_KEYS)
+
+    kinds = sorted({state(f) for f in differ})
+    return (f"the baseline was timed with {state(base)}, but {len(differ)} of {len(runs)} CUDA records ran with "
+            f"{' or '.join(kinds)}: their speedups include TF32's gain where a switch differs (cuDNN "
+            f"convolutions, matmuls), not only the kernel's own; off mode keeps PyTorch's defaults as upstream "
+            f"does, the hardened modes run both sides with TF32 off unless allow_tf32=true")
 
 
 def timing_method_mismatch(baseline: Any, level: int, environment: Mapping | None) -> str:
