@@ -281,10 +281,10 @@ def eval_kernel_against_ref(
     """
     dev = resolve_device(device)
     dtype = get_torch_dtype_from_string(precision)
+    metadata: dict[str, Any] = {"hardware": timing.device_name(dev), "device": str(dev)}
     if dev.type == "cuda":
         torch.cuda.set_device(dev)
-    metadata: dict[str, Any] = {"hardware": timing.device_name(dev), "device": str(dev)}
-    if dev.type == "cuda":  # as found before any candidate code ran (the analysis compares them with the baseline's)
+        # as found before any candidate code ran (the analysis compares them with the baseline's)
         metadata["tf32"] = {"matmul": bool(torch.backends.cuda.matmul.allow_tf32),
                             "cudnn": bool(torch.backends.cudnn.allow_tf32)}
     if dev.type == "cpu" and timing_method != "host_time":
